@@ -10,7 +10,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, List, Optional
 
+import numpy as np
+
 from .board import Board
+from .rules import BLACK, EMPTY, Rule
+from .evaluator import Evaluator, HeuristicEvaluator
+from .mcts import MCTS, NODE_BYTES, MCTSConfig, SearchStats
 
 
 @dataclass(frozen=True)
@@ -61,56 +66,201 @@ class NoMoveError(RuntimeError):
 
 
 class Player:
-    """Chooses moves. Thread-safe to *stop* (set ``stop``) from another thread while it thinks.
+    """Chooses moves with MCTS guided by an evaluator, plus root tactics (fives, VCF).
 
     This is the interface every front end uses:
 
     - :meth:`think` (board, limit, stop event, info callback) -> :class:`SearchInfo`; the board is
       left as it was given; the move is always legal (empty, and not renju-forbidden for Black).
-    - :meth:`new_game` forgets any state kept between moves (e.g. a reused search tree).
-    - :attr:`memory_limit_bytes` caps the memory the player may use for its search tree.
+      It may be stopped from another thread by setting ``stop``; it then returns at once with the
+      best move so far.
+    - :meth:`new_game` forgets the search tree kept between moves.
+    - :attr:`memory_limit_bytes` caps the memory of the search tree (None: the config's default).
     """
 
-    name = "pygomoku"
-
-    def __init__(self, seed: int = 0) -> None:
+    def __init__(self, evaluator: Optional[Evaluator] = None, config: Optional[MCTSConfig] = None,
+                 seed: int = 0, use_vcf: bool = True, name: str = "pygomoku",
+                 reuse_tree: bool = True) -> None:
+        self.evaluator = evaluator if evaluator is not None else HeuristicEvaluator()
+        self.config = config or MCTSConfig()
         self.seed = seed
+        self.use_vcf = use_vcf
+        self.name = name
+        self.reuse_tree = reuse_tree
         self.memory_limit_bytes: Optional[int] = None
+        self.mcts = MCTS(self.evaluator, self.config, seed=seed)
 
     def new_game(self) -> None:
-        """Forget state kept between moves."""
+        """Forget the search tree."""
+        self.mcts.reset()
+
+    def _max_nodes(self) -> int:
+        if self.memory_limit_bytes is None:
+            return self.config.max_nodes
+        budget = self.memory_limit_bytes - BASELINE_BYTES
+        return max(2_000, min(self.config.max_nodes * 50, budget // NODE_BYTES))
 
     def think(self, board: Board, limit: Limit, stop: Optional[threading.Event] = None,
               on_info: Optional[InfoCallback] = None) -> SearchInfo:
-        """Choose a move for the side to move. Raises NoMoveError if there is none."""
+        """Choose a move for the side to move. Raises NoMoveError if there is none.
+
+        ``limit.soft_ms`` bounds the search, ``limit.hard_ms`` is the point by which the call
+        returns whatever happens (tactics get a share of the soft budget first).
+        """
         t0 = time.perf_counter()
-        move, source = _simple_choice(board)
-        info = SearchInfo(move=move, pv=[move], source=source,
-                          elapsed_ms=(time.perf_counter() - t0) * 1000.0)
+        if board.winner is not None:
+            raise NoMoveError("the game is already over")
+        if board.is_full():
+            raise NoMoveError("the board is full")
+
+        def done(info: SearchInfo) -> SearchInfo:
+            info.elapsed_ms = (time.perf_counter() - t0) * 1000.0
+            if on_info is not None:
+                on_info(info)
+            return info
+
+        me = board.side_to_move
+        quick = _immediate(board)
+        if quick is not None:
+            move, source, value = quick
+            return done(SearchInfo(move=move, value=value, pv=[move], source=source,
+                                   proven=int(value) if abs(value) == 1 else 0))
+
+        soft = limit.soft_ms
+        hard = limit.hard_ms if limit.hard_ms is not None else soft
+        if hard is not None and soft is not None:
+            soft = min(soft, hard)
+        instant = soft is not None and soft <= 0 and not limit.visits
+        # Root tactics: our VCF first, then the opponent's.
+        restrict: Optional[List[int]] = None
+        if self.use_vcf and not instant:
+            budget = 0.15 * (soft if soft is not None else 2000.0)
+            dl = t0 + min(budget, 1500.0) / 1000.0
+            line = _find_vcf(board, dl)
+            if line:
+                return done(SearchInfo(move=line[0], value=1.0, pv=list(line), proven=1,
+                                       source="vcf", depth=len(line)))
+            if stop is None or not stop.is_set():
+                dl2 = t0 + min(2 * budget, 3000.0) / 1000.0
+                defences = _vcf_defences(board, dl2)
+                if defences is not None:
+                    restrict = defences if defences else None
+        if instant:
+            move = self._static_choice(board)
+            return done(SearchInfo(move=move, pv=[move], source="static"))
+
+        self.mcts.cfg.max_nodes = self._max_nodes()
+        if not self.reuse_tree or restrict is not None:
+            self.mcts.reset()
+        deadline = None if soft is None else t0 + soft / 1000.0
+        visits = limit.visits
+
+        def progress(m: MCTS, st: SearchStats) -> None:
+            if on_info is not None and m.root is not None and m.root.expanded:
+                on_info(self._info(m, st, board, t0, final=False))
+
+        stats = self.mcts.search(board, visits=visits, deadline=deadline, stop=stop,
+                                 progress=progress if on_info is not None else None,
+                                 restrict=restrict)
+        info = self._info(self.mcts, stats, board, t0, final=True)
+        if not board.is_empty(info.move):
+            raise AssertionError("search produced an occupied square")  # never expected
+        info.elapsed_ms = (time.perf_counter() - t0) * 1000.0
         if on_info is not None:
             on_info(info)
         return info
 
+    def _info(self, m: MCTS, st: SearchStats, board: Board, t0: float, final: bool) -> SearchInfo:
+        move = m.best_move()
+        pv = m.principal_variation()
+        if not pv or pv[0] != move:
+            pv = [move]
+        el = time.perf_counter() - t0
+        root = m.root
+        return SearchInfo(move=move, value=m.root_value(), visits=int(root.n if root else 0),
+                          nodes_per_s=st.simulations / max(st.elapsed_s, 1e-9),
+                          depth=st.max_depth, pv=pv, elapsed_ms=el * 1000.0,
+                          proven=int(root.proven) if root else 0, source="mcts")
 
-def _simple_choice(board: Board) -> "tuple[int, str]":
-    """Placeholder until MCTS lands: win in one, block a five, else the empty square nearest to the
-    stones' centre of mass."""
-    if board.winner is not None:
-        raise NoMoveError("the game is already over")
-    empties = board.empty_squares()
-    if not empties:
-        raise NoMoveError("the board is full")
-    me = board.side_to_move
-    for m in empties:
-        if board.makes_five(m, me):
-            return m, "win1"
-    for m in empties:
-        if board.makes_five(m, 3 - me):
-            return m, "block5"
+    def _static_choice(self, board: Board) -> int:
+        """Answer-at-once move: the evaluator's best prior among the legal candidates."""
+        cands = _candidates(board)
+        item = self.evaluator.prepare(board)
+        logits, _ = self.evaluator.evaluate([item], (board.height, board.width))
+        lg = logits[0]
+        return max(cands, key=lambda mv: lg[mv])
+
+
+BASELINE_BYTES = 110 * 1024 * 1024  # interpreter + numpy + onnxruntime + model, measured (bench)
+
+
+def _legal_for(board: Board, moves: List[int]) -> List[int]:
+    """``moves`` without renju-forbidden points when Black is to move under renju."""
+    if board.rule is Rule.RENJU and board.side_to_move == BLACK:
+        from .renju import is_forbidden
+        return [m for m in moves if not is_forbidden(board, m)]
+    return moves
+
+
+def _candidates(board: Board) -> List[int]:
+    """Legal squares within distance 2 of a stone (the centre on an empty board); all legal
+    squares if none is near."""
+    cells = board.cells
     if not board.moves:
-        return board.index(board.width // 2, board.height // 2), "center"
-    xs = [board.xy(m) for m in board.moves]
-    cx = sum(x for x, _ in xs) / len(xs)
-    cy = sum(y for _, y in xs) / len(xs)
-    best = min(empties, key=lambda m: (board.xy(m)[0] - cx) ** 2 + (board.xy(m)[1] - cy) ** 2)
-    return best, "heuristic"
+        return [board.index(board.width // 2, board.height // 2)]
+    occ = cells != EMPTY
+    near = np.zeros_like(occ)
+    h, w = occ.shape
+    stones = (cells == BLACK) | (cells == 2)
+    for dy in range(-2, 3):
+        for dx in range(-2, 3):
+            src = stones[max(0, -dy):h - max(0, dy), max(0, -dx):w - max(0, dx)]
+            near[max(0, dy):h - max(0, -dy), max(0, dx):w - max(0, -dx)] |= src
+    cands = [int(m) for m in np.flatnonzero((near & ~occ).reshape(-1))]
+    cands = _legal_for(board, cands) or _legal_for(board, board.empty_squares())
+    if not cands:
+        raise NoMoveError("no legal move")
+    return cands
+
+
+def _immediate(board: Board) -> "Optional[tuple[int, str, float]]":
+    """A move that needs no search: a five (value +1), the only block of the opponent's five, or
+    any legal move when the opponent has an unstoppable double threat (value -1)."""
+    me = board.side_to_move
+    cands = _candidates(board)
+    for m in cands:
+        if board.makes_five(m, me):
+            return m, "win1", 1.0
+    threats = [m for m in board.empty_squares() if board.makes_five(m, 3 - me)]
+    if not threats:
+        return None
+    blocks = _legal_for(board, threats)
+    if len(set(threats)) == 1 and blocks:
+        return blocks[0], "block5", 0.0
+    if not blocks:
+        return cands[0], "lost", -1.0
+    return None  # several fives to block: let the search see it (it proves the loss or a trick)
+
+
+def _find_vcf(board: Board, deadline: float) -> Optional[List[int]]:
+    try:
+        from . import tactics
+    except ImportError:
+        return None
+    return tactics.find_vcf(board, deadline=deadline)
+
+
+def _vcf_defences(board: Board, deadline: float) -> Optional[List[int]]:
+    """None when the opponent has no VCF; else the moves that stop it (maybe empty)."""
+    try:
+        from . import tactics
+    except ImportError:
+        return None
+    board.pass_turn()
+    try:
+        line = tactics.find_vcf(board, deadline=deadline)
+    finally:
+        board.pass_turn()
+    if not line:
+        return None
+    return _legal_for(board, tactics.find_vcf_defences(board))

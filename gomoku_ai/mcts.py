@@ -1,0 +1,569 @@
+"""PUCT Monte Carlo tree search with proven-result backup (MCTS-solver) and built-in five threats.
+
+Notation follows the AlphaGo Zero paper: for a node with visit count ``n`` and a child ``i`` with
+prior ``P[i]``, visit count ``N[i]`` and mean value ``Q[i]``, selection maximises
+
+    Q[i] + c_puct * P[i] * sqrt(n) / (1 + N[i])
+
+``Q[i]`` is the value of child ``i`` **from the point of view of the side to move at the node**
+(the player who would play move ``i``); values lie in [-1, 1]. Unvisited children start at the
+first-play-urgency value ``node value - fpu_reduction``.
+
+Speed: the children's statistics of a node live in numpy arrays (one ``argmax`` over
+``Q + k * PU`` per level, where ``PU = P / (1 + N)`` is kept up to date incrementally), the board is
+played forward and back with ``push``/``pop`` (no copies), and five threats are tracked
+incrementally from the parent (a move can only create fives through its own four lines).
+
+Tactics built into every node (exact, rule-aware through ``Board.makes_five``):
+
+- the side to move can make five: the node is a proven win (no evaluation needed);
+- the opponent threatens five: the only children are the blocking squares (none legal -> loss).
+
+Proven results are backed up (MCTS-solver, Winands et al. 2008): a child proven lost for its side to
+move makes the parent a proven win; a node all of whose children are proven wins for the opponent
+is a proven loss. A proven root stops the search. Children are the empty squares within
+``radius`` (Chebyshev distance, default 2) of a stone; every move that makes or blocks a four lies
+there, which is what makes the loss proofs sound in practice.
+"""
+from __future__ import annotations
+
+import math
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .board import Board
+from .evaluator import Evaluator
+from .rules import BLACK, EMPTY, Rule
+
+WIN_Q = 10.0  # Q of a proven winning child (dominates any exploration bonus)
+LOSS_Q = -10.0
+NODE_BYTES = 3000  # measured average footprint of a node with ~60 children (see benchmarks)
+
+
+class Node:
+    """One position in the tree. Statistics of its children are numpy arrays indexed like ``moves``."""
+
+    __slots__ = ("moves", "P", "N", "W", "Q", "PU", "children", "n", "proven", "win_move",
+                 "my_fives", "opp_fives", "value", "expanded", "terminal", "n_lost")
+
+    def __init__(self) -> None:
+        self.moves: np.ndarray = _EMPTY_MOVES
+        self.P = self.N = self.W = self.Q = self.PU = _EMPTY_F
+        self.children: List[Optional["Node"]] = []
+        self.n = 0                    # visits through this node (sum of N plus its own evaluation)
+        self.proven = 0               # +1: side to move wins, -1: side to move loses, 0: unknown
+        self.win_move = -1            # a winning move when proven == +1
+        self.my_fives: List[int] = []   # squares where the side to move makes five
+        self.opp_fives: List[int] = []  # squares where the opponent makes five
+        self.value = 0.0              # evaluator's value for the side to move
+        self.expanded = False
+        self.terminal: Optional[float] = None  # exact value of a finished game (draw: 0.0)
+        self.n_lost = 0               # children proven winning for the opponent
+
+
+_EMPTY_MOVES = np.zeros(0, np.int32)
+_EMPTY_F = np.zeros(0, np.float64)
+
+
+@dataclass
+class SearchStats:
+    """Counters of one :meth:`MCTS.search` call."""
+
+    simulations: int = 0
+    evaluations: int = 0     # leaves sent to the evaluator
+    batches: int = 0
+    new_nodes: int = 0
+    max_depth: int = 0
+    elapsed_s: float = 0.0
+    eval_s: float = 0.0      # time spent inside the evaluator
+    stopped_by: str = ""
+
+
+@dataclass
+class MCTSConfig:
+    """Search parameters (all dimensionless unless stated)."""
+
+    c_puct: float = 1.8
+    fpu_reduction: float = 0.25
+    fpu_reduction_root: float = 0.0
+    radius: int = 2
+    virtual_loss: float = 1.0
+    dirichlet_alpha: float = 0.0      # > 0: add Dirichlet noise to root priors (self-play only)
+    noise_fraction: float = 0.25
+    max_nodes: int = 60_000           # tree size cap; beyond it leaves are evaluated but not kept
+    check_every: int = 16             # simulations between clock checks
+
+
+class MCTS:
+    """A search tree over one game; reuse it between moves with :meth:`search` on later positions."""
+
+    def __init__(self, evaluator: Evaluator, config: Optional[MCTSConfig] = None,
+                 seed: int = 0) -> None:
+        self.evaluator = evaluator
+        self.cfg = config or MCTSConfig()
+        self.rng = np.random.default_rng(seed)
+        self.root: Optional[Node] = None
+        self.root_key: Tuple = ()
+        self.n_nodes = 0
+        self._board: Optional[Board] = None
+        self._near: Optional[np.ndarray] = None
+        self._near_in: Optional[np.ndarray] = None
+        self._is_forbidden: Optional[Callable[[Board, int], bool]] = None
+        self._restrict: Optional[set] = None
+
+    # ------------------------------------------------------------------ public
+    def reset(self) -> None:
+        """Forget the tree."""
+        self.root = None
+        self.root_key = ()
+        self.n_nodes = 0
+
+    def search(self, board: Board, visits: Optional[int] = None,
+               deadline: Optional[float] = None, stop: Optional[threading.Event] = None,
+               progress: Optional[Callable[["MCTS", SearchStats], None]] = None,
+               progress_every_s: float = 0.25,
+               restrict: Optional[Sequence[int]] = None) -> SearchStats:
+        """Run simulations from ``board`` (left unchanged) until a limit is reached.
+
+        ``visits``: stop when the root has this many visits (reused ones count, as in Leela);
+        ``deadline``: a ``time.perf_counter()`` instant; ``stop``: an event set by another thread.
+        ``restrict``: the root's children are limited to these moves (e.g. the defences against
+        the opponent's VCF); it resets a reused tree.
+        At least one simulation is always run so that the root is expanded.
+        """
+        if restrict is not None:
+            self.reset()
+        self._restrict = None if restrict is None else set(int(m) for m in restrict)
+        t0 = time.perf_counter()
+        stats = SearchStats()
+        self._attach(board)
+        root = self.root
+        assert root is not None
+        cfg = self.cfg
+        batch = max(1, int(self.evaluator.batch_size))
+        next_progress = t0 + progress_every_s
+        while True:
+            if root.proven != 0 or root.terminal is not None:
+                stats.stopped_by = "solved"
+                break
+            if visits is not None and root.n >= visits and root.expanded:
+                stats.stopped_by = "visits"
+                break
+            if stats.simulations and stats.simulations % cfg.check_every < batch:
+                now = time.perf_counter()
+                if deadline is not None and now >= deadline:
+                    stats.stopped_by = "time"
+                    break
+                if progress is not None and now >= next_progress:
+                    stats.elapsed_s = now - t0
+                    progress(self, stats)
+                    next_progress = now + progress_every_s
+            if stop is not None and stop.is_set():
+                stats.stopped_by = "stop"
+                break
+            want = batch
+            if visits is not None:
+                want = max(1, min(batch, visits - root.n))
+            if not root.expanded:
+                want = 1
+            self._run_batch(want, stats)
+        stats.elapsed_s = time.perf_counter() - t0
+        if progress is not None:
+            progress(self, stats)
+        return stats
+
+    def best_move(self) -> int:
+        """The move to play: a proven win, else the most visited child (ties: higher Q)."""
+        root = self.root
+        if root is None or not root.expanded and root.proven != 1:
+            raise RuntimeError("search() has not expanded the root")
+        if root.proven == 1:
+            return int(root.win_move)
+        N = root.N
+        if root.proven == -1:
+            # every move loses: prefer the one the search resisted with longest (most visits)
+            return int(root.moves[int(np.argmax(N))])
+        key = N + 1e-3 * np.clip(root.Q, -1, 1)
+        key[root.Q <= LOSS_Q] = -1.0
+        return int(root.moves[int(np.argmax(key))])
+
+    def sample_move(self, temperature: float) -> int:
+        """Self-play: sample a root child with probability proportional to N^(1/temperature)."""
+        root = self.root
+        assert root is not None
+        if root.proven == 1 or temperature <= 1e-3:
+            return self.best_move()
+        N = root.N.copy()
+        N[root.Q <= LOSS_Q] = 0.0
+        if N.sum() <= 0:
+            return self.best_move()
+        p = N ** (1.0 / temperature)
+        p /= p.sum()
+        return int(root.moves[int(self.rng.choice(len(p), p=p))])
+
+    def root_visits(self, size: int) -> np.ndarray:
+        """Visit counts of the root's children as a dense (size,) float32 array (policy target)."""
+        out = np.zeros(size, np.float32)
+        root = self.root
+        if root is not None and root.expanded:
+            out[root.moves] = root.N
+        if root is not None and root.proven == 1 and out.sum() == 0:
+            out[root.win_move] = 1.0
+        return out
+
+    def root_value(self) -> float:
+        """Value of the root for its side to move: proven result, else visit-weighted Q."""
+        root = self.root
+        if root is None:
+            return 0.0
+        if root.proven:
+            return float(root.proven)
+        if root.terminal is not None:
+            return root.terminal
+        if not root.expanded or root.N.sum() <= 0:
+            return root.value
+        N = root.N
+        q = np.clip(root.Q, -1, 1)
+        return float((N * q).sum() / N.sum())
+
+    def principal_variation(self, max_len: int = 20) -> List[int]:
+        """Most-visited line from the root (proven wins followed first)."""
+        pv: List[int] = []
+        node = self.root
+        while node is not None and len(pv) < max_len:
+            if node.proven == 1:
+                pv.append(int(node.win_move))
+                i = int(np.flatnonzero(node.moves == node.win_move)[0]) \
+                    if node.expanded and (node.moves == node.win_move).any() else -1
+                node = node.children[i] if i >= 0 else None
+                continue
+            if not node.expanded or len(node.moves) == 0 or node.N.max() <= 0:
+                break
+            i = int(np.argmax(node.N))
+            pv.append(int(node.moves[i]))
+            node = node.children[i]
+        return pv
+
+    def top_moves(self, k: int = 5) -> List[Tuple[int, int, float, float]]:
+        """Up to ``k`` root children as (move, visits, Q for the side to move, prior), best first."""
+        root = self.root
+        if root is None or not root.expanded:
+            return []
+        order = np.argsort(-root.N, kind="stable")[:k]
+        return [(int(root.moves[i]), int(root.N[i]), float(np.clip(root.Q[i], -1, 1)),
+                 float(root.P[i])) for i in order]
+
+    # ------------------------------------------------------------------ tree reuse
+    def _attach(self, board: Board) -> None:
+        """Point the search at ``board``: keep the subtree of the moves played since, if any."""
+        self._board = board
+        h, w = board.height, board.width
+        r = self.cfg.radius
+        near = np.zeros((h + 2 * r, w + 2 * r), np.int16)
+        for m in board.moves:
+            x, y = m % w, m // w
+            near[y:y + 2 * r + 1, x:x + 2 * r + 1] += 1
+        self._near = near
+        self._near_in = near[r:r + h, r:r + w]
+        self._is_forbidden = None
+        if board.rule is Rule.RENJU:
+            from .renju import is_forbidden
+            self._is_forbidden = is_forbidden
+
+        walls = tuple(sorted(int(m) for m in np.flatnonzero(board.cells.reshape(-1) == 3)))
+        key_prefix = (w, h, board.rule, walls)
+        moves = tuple(board.moves)
+        node = None
+        if self.root is not None and self.root_key[:4] == key_prefix:
+            old = self.root_key[4]
+            if moves[:len(old)] == old and board.side_to_move == self.root_key[5] ^ \
+                    ((len(moves) - len(old)) & 1) * 3:
+                node = self.root
+                for m in moves[len(old):]:
+                    if node is None or not node.expanded:
+                        node = None
+                        break
+                    hit = np.flatnonzero(node.moves == m)
+                    node = node.children[int(hit[0])] if len(hit) else None
+        if node is None or node.terminal is not None:
+            self.n_nodes = 0
+            node = Node()
+            self._init_root_threats(node, board)
+        else:
+            self.n_nodes = self._count(node)
+        self.root = node
+        self.root_key = key_prefix + (moves, board.side_to_move)
+
+    def _count(self, node: Node) -> int:
+        total, stack = 0, [node]
+        while stack:
+            nd = stack.pop()
+            total += 1
+            stack.extend(c for c in nd.children if c is not None)
+        return total
+
+    # ------------------------------------------------------------------ simulations
+    def _run_batch(self, want: int, stats: SearchStats) -> None:
+        board = self._board
+        assert board is not None
+        pending: List[Tuple[List[Tuple[Node, int]], Node, object]] = []
+        vl = self.cfg.virtual_loss
+        for _ in range(want):
+            path, leaf, value = self._descend(board, stats)
+            if leaf is not None and value is None:
+                self._set_candidates(leaf, board)
+                pending.append((path, leaf, self.evaluator.prepare(board)))
+            for _ in range(len(path)):
+                self._pop()
+            if value is not None:
+                self._backup(path, value, vl)
+                stats.simulations += 1
+            elif leaf is None:   # collision with a leaf already pending in this batch
+                self._backup(path, None, vl)
+                break
+        if not pending:
+            return
+        t = time.perf_counter()
+        logits, values = self.evaluator.evaluate([p[2] for p in pending],
+                                                 (board.height, board.width))
+        stats.eval_s += time.perf_counter() - t
+        stats.evaluations += len(pending)
+        stats.batches += 1
+        for k, (path, leaf, _) in enumerate(pending):
+            v = float(values[k])
+            self._expand(leaf, logits[k], v, is_root=not path)
+            if leaf.proven:
+                v = float(leaf.proven)
+            elif leaf.terminal is not None:
+                v = leaf.terminal
+            self._backup(path, v, vl)
+            stats.simulations += 1
+
+    def _push(self, m: int) -> bool:
+        board = self._board
+        won = board.push(m)
+        w = board.width
+        x, y = m % w, m // w
+        r2 = 2 * self.cfg.radius + 1
+        self._near[y:y + r2, x:x + r2] += 1
+        return won
+
+    def _pop(self) -> None:
+        board = self._board
+        m = board.pop()
+        w = board.width
+        x, y = m % w, m // w
+        r2 = 2 * self.cfg.radius + 1
+        self._near[y:y + r2, x:x + r2] -= 1
+
+    def _descend(self, board: Board, stats: SearchStats):
+        """Select down to a leaf, pushing moves and adding virtual loss.
+
+        Returns (path, leaf, value): value is set for terminal/proven leaves (backed up at once);
+        leaf is a new node to evaluate; (path, None, None) signals a collision.
+        """
+        node = self.root
+        path: List[Tuple[Node, int]] = []
+        vl = self.cfg.virtual_loss
+        c = self.cfg.c_puct
+        while True:
+            if node.terminal is not None:
+                return path, node, node.terminal
+            if node.proven:
+                return path, node, float(node.proven)
+            if not node.expanded:
+                # an unexpanded node below the root is a leaf pending in this batch: a collision
+                return (path, None, None) if path else (path, node, None)
+            sq = c * math.sqrt(node.n + 1)
+            i = int(np.argmax(node.Q + sq * node.PU))
+            # virtual loss: count the visit now, as a loss for the mover
+            N, W = node.N, node.W
+            N[i] += vl
+            W[i] -= vl
+            if node.Q[i] > LOSS_Q and node.Q[i] < WIN_Q:
+                node.Q[i] = W[i] / N[i]
+            node.PU[i] = node.P[i] / (1.0 + N[i])
+            path.append((node, i))
+            m = int(node.moves[i])
+            self._push(m)
+            if len(path) > stats.max_depth:
+                stats.max_depth = len(path)
+            child = node.children[i]
+            if child is None:
+                child = Node()
+                self._init_threats(child, node, m, board)
+                stats.new_nodes += 1
+                if self.n_nodes < self.cfg.max_nodes:
+                    node.children[i] = child
+                    self.n_nodes += 1
+                if child.terminal is not None:
+                    return path, child, child.terminal
+                if child.proven:
+                    return path, child, float(child.proven)
+                return path, child, None
+            node = child
+
+    def _backup(self, path: List[Tuple[Node, int]], value: Optional[float], vl: float) -> None:
+        """Undo virtual loss ``vl`` along ``path`` and add ``value`` (leaf side-to-move's view);
+        ``value`` None only reverts. Propagates proven results."""
+        v = value
+        for node, i in reversed(path):
+            N, W = node.N, node.W
+            if vl:
+                N[i] -= vl
+                W[i] += vl
+            if v is not None:
+                v = -v
+                N[i] += 1.0
+                W[i] += v
+                node.n += 1
+            child = node.children[i]
+            if child is not None and child.proven and node.Q[i] > LOSS_Q and node.Q[i] < WIN_Q:
+                if child.proven == -1:
+                    node.Q[i] = WIN_Q
+                    if node.proven == 0:
+                        node.proven = 1
+                        node.win_move = int(node.moves[i])
+                else:
+                    node.Q[i] = LOSS_Q
+                    node.n_lost += 1
+                    if node.n_lost == len(node.moves) and node.proven == 0:
+                        node.proven = -1
+            elif node.Q[i] > LOSS_Q and node.Q[i] < WIN_Q:
+                node.Q[i] = W[i] / N[i] if N[i] > 0 else node.value - self.cfg.fpu_reduction
+            node.PU[i] = node.P[i] / (1.0 + N[i])
+
+    # ------------------------------------------------------------------ expansion
+    def _init_root_threats(self, node: Node, board: Board) -> None:
+        """Fives for both sides at the root, by a scan of the squares near stones."""
+        if board.winner is not None:
+            # the side that just moved has won: the side to move has lost
+            node.terminal = -1.0
+            return
+        me = board.side_to_move
+        cands = self._candidates_all(board)
+        node.my_fives = [m for m in cands if board.makes_five(m, me)]
+        node.opp_fives = [m for m in cands if board.makes_five(m, 3 - me)]
+        if node.my_fives:
+            node.proven = 1
+            node.win_move = node.my_fives[0]
+        elif board.is_full():
+            node.terminal = 0.0
+
+    def _candidates_all(self, board: Board) -> List[int]:
+        return [int(m) for m in np.flatnonzero((self._near_in > 0) & (board.cells == EMPTY))]
+
+    def _init_threats(self, child: Node, parent: Node, m: int, board: Board) -> None:
+        """Fives at ``child`` (reached by move ``m``) derived from ``parent`` plus the lines of m."""
+        me = board.side_to_move            # side to move at the child
+        child.my_fives = [s for s in parent.opp_fives if s != m and board.makes_five(s, me)]
+        if child.my_fives:
+            child.proven = 1
+            child.win_move = child.my_fives[0]
+            return
+        child.opp_fives = _new_fives(board, m, 3 - me) + \
+            [s for s in parent.my_fives if s != m and board.makes_five(s, 3 - me)]
+        if board.is_full():
+            child.terminal = 0.0
+
+    def _set_candidates(self, node: Node, board: Board) -> None:
+        """Choose the children of ``node``; ``board`` must be at the node's position."""
+        me = board.side_to_move
+        if node.opp_fives:
+            cands = sorted(set(node.opp_fives))
+        elif board.moves:
+            cands = self._candidates_all(board)
+        else:
+            h, w = board.height, board.width
+            cx, cy = w // 2, h // 2
+            cands = [y * w + x for y in range(max(0, cy - 2), min(h, cy + 3))
+                     for x in range(max(0, cx - 2), min(w, cx + 3)) if board.is_empty(y * w + x)]
+            if not cands:
+                cands = board.empty_squares()
+        if self._is_forbidden is not None and me == BLACK:
+            fb = self._is_forbidden
+            cands = [m for m in cands if not fb(board, m)]
+        if self._restrict is not None and node is self.root:
+            kept = [m for m in cands if m in self._restrict]
+            cands = kept or cands
+        node.moves = np.asarray(cands, np.int32)
+
+    def _expand(self, node: Node, logits: np.ndarray, value: float, is_root: bool) -> None:
+        """Attach priors (softmax of ``logits`` over the chosen children) and the leaf value."""
+        cands = node.moves
+        k = len(cands)
+        node.value = value
+        node.expanded = True
+        if k == 0:
+            node.proven = -1 if node.opp_fives else 0
+            if node.proven == 0:
+                node.terminal = 0.0   # no legal move left for this side: a draw
+            node.moves = _EMPTY_MOVES
+            return
+        moves = cands
+        lg = logits[moves].astype(np.float64)
+        lg -= lg.max()
+        p = np.exp(lg)
+        p /= p.sum()
+        if is_root and self.cfg.dirichlet_alpha > 0 and k > 1:
+            noise = self.rng.dirichlet([self.cfg.dirichlet_alpha] * k)
+            f = self.cfg.noise_fraction
+            p = (1 - f) * p + f * noise
+        node.moves = moves
+        node.P = p
+        node.N = np.zeros(k)
+        node.W = np.zeros(k)
+        fpu = value - (self.cfg.fpu_reduction_root if is_root else self.cfg.fpu_reduction)
+        node.Q = np.full(k, fpu)
+        node.PU = p.copy()
+        node.children = [None] * k
+
+
+def _new_fives(board: Board, m: int, color: int) -> List[int]:
+    """Squares where ``color`` would make five using its stone at ``m`` (which must be on board)."""
+    buf = board._buf
+    pi = board._pad[m]
+    n = board.n
+    out: List[int] = []
+    inv = None
+    for step in board._dirs:
+        for s in (step, -step):
+            a = pi + s
+            run = 1
+            while buf[a] == color:
+                a += s
+                run += 1
+            if buf[a] != EMPTY:
+                continue
+            b = a + s
+            beyond = 0
+            while buf[b] == color:
+                b += s
+                beyond += 1
+            back = pi - s
+            while buf[back] == color:
+                back -= s
+                run += 1
+            if run + 1 + beyond >= n:
+                if inv is None:
+                    inv = _inverse_pad(board)
+                sq = inv[a]
+                if board.makes_five(sq, color):
+                    out.append(sq)
+    return out
+
+
+_inv_cache: dict = {}
+
+
+def _inverse_pad(board: Board) -> dict:
+    key = (board.width, board.height)
+    inv = _inv_cache.get(key)
+    if inv is None:
+        inv = {p: i for i, p in enumerate(board._pad)}
+        _inv_cache[key] = inv
+    return inv

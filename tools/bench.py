@@ -1,0 +1,114 @@
+"""``gomoku bench``: speed figures as JSON, plus a deterministic search signature.
+
+The signature (as in Stockfish's ``bench``) is a hash of node counts and chosen moves over a fixed set
+of positions searched to a fixed visit count: same code, same signature. A change meant to keep the
+search's behaviour must leave it unchanged.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import random
+import sys
+import time
+from typing import Any, Dict, List
+
+BENCH_POSITIONS = [
+    # (rule, moves in h8 notation) — openings and middle games on 15x15
+    ("freestyle", "h8"),
+    ("freestyle", "h8 i9 g9 i7"),
+    ("freestyle", "h8 h9 i8 g8 i9 i7 j10 k11 j7 j8"),
+    ("freestyle", "h8 i9 j8 i8 i7 h6 j9 j7 k9 l10 k8 l8 k10 k11"),
+    ("standard", "h8 i9 g9 i7 i8 g10 j7"),
+    ("renju", "h8 i9 g9 i7 i8 g10 j7 h10 f10"),
+]
+
+
+def bench_board(games: int = 200, seed: int = 1) -> Dict[str, Any]:
+    """(push + win check + pop) cycles per second along random 15x15 games (one core)."""
+    from gomoku_ai.board import Board
+    rng = random.Random(seed)
+    b = Board(15)
+    seqs = []
+    for _ in range(games):
+        order = list(range(225))
+        rng.shuffle(order)
+        seqs.append(order[:120])
+    ops = 0
+    t = time.perf_counter()
+    for seq in seqs:
+        depth = 0
+        for m in seq:
+            # a search-like pattern: try the move, undo it, then keep it
+            won = b.push(m)
+            b.pop()
+            ops += 1
+            b.push(m)
+            depth += 1
+            if won:
+                break
+        for _ in range(depth):
+            b.pop()
+    dt = time.perf_counter() - t
+    return {"push_win_pop_per_s": round(ops / dt), "ops": ops, "seconds": round(dt, 3)}
+
+
+def bench_search(evaluator_name: str, visits: int, model: str | None = None) -> Dict[str, Any]:
+    """Search each bench position to ``visits`` simulations from a fresh tree."""
+    from gomoku_ai.board import Board
+    from gomoku_ai.evaluator import HeuristicEvaluator, RolloutEvaluator, UniformEvaluator
+    from gomoku_ai.mcts import MCTS
+    from gomoku_ai.rules import Rule
+    if evaluator_name == "uniform":
+        ev = UniformEvaluator()
+    elif evaluator_name == "rollout":
+        ev = RolloutEvaluator(seed=1)
+    elif evaluator_name == "heuristic":
+        ev = HeuristicEvaluator()
+    else:
+        from gomoku_ai.evaluator import NetworkEvaluator
+        from gomoku_ai.net import load_model
+        ev = NetworkEvaluator(load_model(model))
+    sims = evals = 0
+    total_s = eval_s = 0.0
+    sig = hashlib.sha256()
+    for rule, line in BENCH_POSITIONS:
+        b = Board(15, rule=Rule.parse(rule))
+        for tok in line.split():
+            b.play(b.parse(tok))
+        m = MCTS(ev, seed=1)
+        st = m.search(b, visits=visits)
+        sims += st.simulations
+        evals += st.evaluations
+        total_s += st.elapsed_s
+        eval_s += st.eval_s
+        sig.update(f"{st.simulations},{st.new_nodes},{st.max_depth},{m.best_move()};".encode())
+    outside = (total_s - eval_s) / max(sims, 1)
+    return {
+        "evaluator": evaluator_name, "visits_per_position": visits, "positions": len(BENCH_POSITIONS),
+        "simulations": sims, "simulations_per_s": round(sims / total_s, 1),
+        "evaluations_per_s_inside_search": round(evals / eval_s, 1) if eval_s > 0 else None,
+        "us_per_simulation_outside_evaluator": round(outside * 1e6, 1),
+        "signature": sig.hexdigest()[:16],
+    }
+
+
+def run(args: Any) -> int:
+    """Entry point of ``gomoku bench``; prints one JSON object."""
+    out: Dict[str, Any] = {
+        "python": platform.python_version(), "machine": platform.machine(),
+        "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
+    }
+    parts: List[str] = args.only.split(",") if args.only else ["board", "search"]
+    if "board" in parts:
+        out["board"] = bench_board()
+    if "search" in parts:
+        out["search"] = [bench_search(name, args.visits)
+                         for name in ("uniform", "heuristic", "rollout")]
+        if args.model:
+            out["search"].append(bench_search("network", args.visits, args.model))
+    json.dump(out, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+    return 0

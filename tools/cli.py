@@ -1,0 +1,50 @@
+"""The ``gomoku`` command: one entry point with subcommands, each a thin layer over the library."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import List, Optional
+
+
+def _single_threaded_blas() -> None:
+    # Two engines usually share a machine: one BLAS thread each unless the user says otherwise.
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="gomoku", description="Gomoku / Renju engine tools")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    play = sub.add_parser("play", help="play a game in the terminal against the engine")
+    play.add_argument("--rule", default="freestyle", help="freestyle, standard, renju or caro")
+    play.add_argument("--size", default="15", help="board size, e.g. 15, 20 or 20x15")
+    play.add_argument("--color", default="black", choices=["black", "white", "none", "both"],
+                      help="your colour; 'none' watches engine vs engine, 'both' is human vs human")
+    play.add_argument("--time", type=float, default=2.0, help="engine seconds per move")
+    play.add_argument("--visits", type=int, default=None, help="engine visits per move")
+    play.add_argument("--model", default=None, help="model file (.json) or 'heuristic'")
+    play.add_argument("--max-moves", type=int, default=None, help="stop after this many moves")
+
+    bench = sub.add_parser("bench", help="print speed figures and a search signature as JSON")
+    bench.add_argument("--visits", type=int, default=800, help="visits per bench position")
+    bench.add_argument("--only", default="", help="comma list of: board,search")
+    bench.add_argument("--model", default=None, help="also bench this network model")
+    return p
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    _single_threaded_blas()
+    args = build_parser().parse_args(argv)
+    if args.command == "bench":
+        from tools import bench
+        return bench.run(args)
+    if args.command == "play":
+        from tools import play
+        return play.run(args)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
