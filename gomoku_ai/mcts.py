@@ -290,7 +290,7 @@ class MCTS:
                     hit = np.flatnonzero(node.moves == m)
                     node = node.children[int(hit[0])] if len(hit) else None
         if node is None or node.terminal is not None:
-            self.n_nodes = 0
+            self.n_nodes = 1
             node = Node()
             self._init_root_threats(node, board)
         else:
@@ -378,8 +378,7 @@ class MCTS:
             if not node.expanded:
                 # an unexpanded node below the root is a leaf pending in this batch: a collision
                 return (path, None, None) if path else (path, node, None)
-            sq = c * math.sqrt(node.n + 1)
-            i = int(np.argmax(node.Q + sq * node.PU))
+            i = select_child(node, c)
             # virtual loss: count the visit now, as a loss for the mover
             N, W = node.N, node.W
             N[i] += vl
@@ -521,6 +520,14 @@ class MCTS:
         node.Q = np.full(k, fpu)
         node.PU = p.copy()
         node.children = [None] * k
+
+
+def select_child(node: Node, c_puct: float) -> int:
+    """Index of the child maximising Q + c_puct * P * sqrt(n + 1) / (1 + N) (ties: lowest index).
+
+    ``n + 1`` rather than ``n`` so that the priors order the children from the first visit on.
+    """
+    return int(np.argmax(node.Q + (c_puct * math.sqrt(node.n + 1)) * node.PU))
 
 
 def _new_fives(board: Board, m: int, color: int) -> List[int]:

@@ -1,0 +1,243 @@
+"""MCTS: PUCT arithmetic, the solver, tree reuse, virtual loss bookkeeping and determinism."""
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence, Tuple
+
+import numpy as np
+import pytest
+
+from gomoku_ai.board import Board
+from gomoku_ai.evaluator import Evaluator, HeuristicEvaluator, RolloutEvaluator, UniformEvaluator
+from gomoku_ai.mcts import LOSS_Q, MCTS, MCTSConfig, Node, select_child
+from gomoku_ai.rules import Rule
+
+
+class BatchedUniform(UniformEvaluator):
+    """Uniform priors, value 0, gathered in batches of 8 (exercises virtual loss)."""
+    batch_size = 8
+
+
+class FixedValue(Evaluator):
+    """Priors from a fixed logit table and a constant value: for hand-checkable arithmetic."""
+
+    def __init__(self, logits: np.ndarray, value: float) -> None:
+        self.logits, self.value = logits, value
+
+    def prepare(self, board: Board) -> None:
+        return None
+
+    def evaluate(self, items: Sequence[Any], shape: Tuple[int, int]):
+        n = len(items)
+        return np.tile(self.logits, (n, 1)), np.full(n, self.value, np.float32)
+
+
+def test_puct_matches_hand_computation() -> None:
+    node = Node()
+    node.moves = np.array([10, 11, 12], np.int32)
+    node.P = np.array([0.5, 0.3, 0.2])
+    node.N = np.array([10.0, 2.0, 0.0])
+    node.W = np.array([3.0, 1.2, 0.0])
+    node.Q = np.array([0.3, 0.6, -0.1])   # the third is the first-play-urgency value
+    node.PU = node.P / (1 + node.N)
+    node.n = 12
+    c = 1.5
+    scores = [node.Q[i] + c * node.P[i] * math.sqrt(13) / (1 + node.N[i]) for i in range(3)]
+    # by hand: 0.3 + 1.5*0.5*3.6056/11 = 0.5458; 0.6 + 1.5*0.3*3.6056/3 = 1.1408; -0.1 + 1.0817
+    assert scores == pytest.approx([0.54583, 1.14083, 0.98167], abs=1e-4)
+    assert select_child(node, c) == 1
+    node.N[1] = 6.0
+    node.PU = node.P / (1 + node.N)
+    assert select_child(node, c) == 2
+
+
+def test_priors_are_softmax_over_candidates_and_fpu() -> None:
+    b = Board.from_ascii("""
+    .......
+    .......
+    .......
+    ...X...
+    .......
+    .......
+    .......""")
+    logits = np.zeros(49, np.float32)
+    logits[b.index(4, 4)] = math.log(3.0)
+    mcts = MCTS(FixedValue(logits, 0.2), MCTSConfig(fpu_reduction_root=0.1))
+    mcts.search(b, visits=1)
+    root = mcts.root
+    k = len(root.moves)
+    assert k == 24   # the 5x5 square around the stone, less the stone
+    i = int(np.flatnonzero(root.moves == b.index(4, 4))[0])
+    assert root.P[i] == pytest.approx(3.0 / (k - 1 + 3.0))
+    assert root.P.sum() == pytest.approx(1.0)
+    assert root.value == pytest.approx(0.2)
+    unvisited = root.N == 0
+    assert np.allclose(root.Q[unvisited], 0.2 - 0.1)
+
+
+def _check_tree(node: Node) -> int:
+    """Every node's N is integral, sums to n, and Q = W / N where not proven. Returns node count."""
+    count = 1
+    if node.expanded and len(node.moves):
+        assert np.allclose(node.N, np.round(node.N)), "virtual loss left in N"
+        assert node.N.sum() == node.n
+        vis = (node.N > 0) & (node.Q > LOSS_Q) & (node.Q < 10.0)
+        assert np.allclose(node.Q[vis], node.W[vis] / node.N[vis])
+        assert np.allclose(node.PU, node.P / (1 + node.N))
+        for ch in node.children:
+            if ch is not None:
+                count += _check_tree(ch)
+    return count
+
+
+@pytest.mark.parametrize("evaluator", [BatchedUniform(), UniformEvaluator(), HeuristicEvaluator()])
+def test_virtual_loss_fully_reverted(evaluator: Evaluator) -> None:
+    b = Board(15)
+    for tok in "h8 i9 g9 i7 i8".split():
+        b.play(b.parse(tok))
+    mcts = MCTS(evaluator)
+    mcts.search(b, visits=600)
+    assert mcts.root.n >= 600
+    assert _check_tree(mcts.root) == mcts.n_nodes
+
+
+def test_tree_reuse_keeps_the_chosen_subtree() -> None:
+    b = Board(15)
+    for tok in "h8 i9 g9".split():
+        b.play(b.parse(tok))
+    mcts = MCTS(HeuristicEvaluator())
+    mcts.search(b, visits=1500)
+    m1 = mcts.best_move()
+    i1 = int(np.flatnonzero(mcts.root.moves == m1)[0])
+    child = mcts.root.children[i1]
+    reply_i = int(np.argmax(child.N))
+    m2 = int(child.moves[reply_i])
+    grandchild = child.children[reply_i]
+    kept = grandchild.n
+    assert kept > 0
+    b.push(m1)
+    b.push(m2)
+    mcts.search(b, visits=kept)        # already satisfied by the reused visits
+    assert mcts.root is grandchild
+    assert mcts.root.n == kept
+    b.pop()
+    mcts.search(b, visits=10)          # a position not below the old root: a fresh tree
+    assert mcts.root is not grandchild
+
+
+def test_solver_proves_win_in_two() -> None:
+    # Black (to move) has an open three: playing either end makes an open four, a proven win.
+    b = Board.from_ascii("""
+    .........
+    .........
+    .........
+    ...XXX...
+    .........
+    ..O......
+    ...O.....
+    .........
+    .........""", to_move=1)
+    mcts = MCTS(UniformEvaluator())
+    st = mcts.search(b, visits=20000)
+    assert st.stopped_by == "solved"
+    assert mcts.root.proven == 1
+    m = mcts.best_move()
+    assert m in (b.index(2, 3), b.index(6, 3))  # either end makes an open four .XXXX.
+    assert mcts.root_value() == 1.0
+
+
+def test_solver_proves_loss_against_open_four() -> None:
+    b = Board.from_ascii("""
+    .........
+    .........
+    .........
+    ..XXXX...
+    .........
+    ..O......
+    ...O.....
+    ....O....
+    .........""", to_move=2)
+    mcts = MCTS(UniformEvaluator())
+    st = mcts.search(b, visits=100)
+    assert st.stopped_by == "solved" and mcts.root.proven == -1
+
+
+def test_must_block_restricts_children() -> None:
+    b = Board.from_ascii("""
+    .........
+    .........
+    ..OXXXX..
+    .........
+    ...O.....
+    .........
+    .....O...
+    .........
+    .........""", to_move=2)
+    mcts = MCTS(UniformEvaluator())
+    mcts.search(b, visits=50)
+    assert list(mcts.root.moves) == [b.index(7, 2)]
+    assert mcts.best_move() == b.index(7, 2)
+
+
+def test_standard_rule_overline_is_no_threat() -> None:
+    # Under STANDARD, X at e3 would make six: not a five, so O need not block there.
+    b = Board.from_ascii("""
+    ..........
+    ..........
+    XXXX.X....
+    ..........
+    ...O......
+    ....O.....
+    .......O..
+    ..........""", rule=Rule.STANDARD, to_move=2)
+    mcts = MCTS(UniformEvaluator())
+    mcts.search(b, visits=20)
+    assert mcts.root.opp_fives == []
+    assert len(mcts.root.moves) > 1
+
+
+def test_deterministic_with_seed() -> None:
+    b = Board(15)
+    for tok in "h8 i9".split():
+        b.play(b.parse(tok))
+    runs = []
+    for _ in range(2):
+        mcts = MCTS(RolloutEvaluator(seed=3), MCTSConfig(dirichlet_alpha=0.3), seed=7)
+        mcts.search(b, visits=300)
+        runs.append((mcts.root.N.copy(), mcts.root.P.copy()))
+    assert np.array_equal(runs[0][0], runs[1][0]) and np.array_equal(runs[0][1], runs[1][1])
+    other = MCTS(RolloutEvaluator(seed=3), MCTSConfig(dirichlet_alpha=0.3), seed=8)
+    other.search(b, visits=300)
+    assert not np.array_equal(other.root.P, runs[0][1])
+
+
+def test_node_cap_stops_growth_not_search() -> None:
+    b = Board(15)
+    b.play(b.parse("h8"))
+    mcts = MCTS(UniformEvaluator(), MCTSConfig(max_nodes=100))
+    st = mcts.search(b, visits=2000)
+    assert st.simulations >= 1999
+    assert mcts.n_nodes <= 100
+    assert _check_tree(mcts.root) == mcts.n_nodes
+
+
+def test_renju_black_never_offered_forbidden_points() -> None:
+    pytest.importorskip("gomoku_ai.renju")
+    from gomoku_ai.renju import is_forbidden
+    # X to move; f6 (5,5) would be a double three (.XX. on the row and the column)
+    b = Board.from_ascii("""
+    ...........
+    ...........
+    ...........
+    ...........
+    .....X.....
+    .....X.....
+    ...XX......
+    ...........
+    .......O...
+    ........O..
+    .........O.""", rule=Rule.RENJU, to_move=1)
+    assert is_forbidden(b, b.index(5, 6))
+    mcts = MCTS(UniformEvaluator())
+    mcts.search(b, visits=200)
+    assert b.index(5, 6) not in set(int(m) for m in mcts.root.moves)
