@@ -110,8 +110,8 @@ class MCTS:
         self.root_key: Tuple = ()
         self.n_nodes = 0
         self._board: Optional[Board] = None
-        self._near: Optional[np.ndarray] = None
-        self._near_in: Optional[np.ndarray] = None
+        self._near_root: Optional[np.ndarray] = None
+        self._root_len = 0
         self._is_forbidden: Optional[Callable[[Board, int], bool]] = None
         self._restrict: Optional[set] = None
 
@@ -261,21 +261,15 @@ class MCTS:
     def _attach(self, board: Board) -> None:
         """Point the search at ``board``: keep the subtree of the moves played since, if any."""
         self._board = board
-        h, w = board.height, board.width
-        r = self.cfg.radius
-        near = np.zeros((h + 2 * r, w + 2 * r), np.int16)
-        for m in board.moves:
-            x, y = m % w, m // w
-            near[y:y + 2 * r + 1, x:x + 2 * r + 1] += 1
-        self._near = near
-        self._near_in = near[r:r + h, r:r + w]
+        self._root_len = len(board.moves)
+        self._near_root = _near_mask(board, self.cfg.radius)
         self._is_forbidden = None
         if board.rule is Rule.RENJU:
             from .renju import is_forbidden
             self._is_forbidden = is_forbidden
 
         walls = tuple(sorted(int(m) for m in np.flatnonzero(board.cells.reshape(-1) == 3)))
-        key_prefix = (w, h, board.rule, walls)
+        key_prefix = (board.width, board.height, board.rule, walls)
         moves = tuple(board.moves)
         node = None
         if self.root is not None and self.root_key[:4] == key_prefix:
@@ -318,7 +312,7 @@ class MCTS:
                 self._set_candidates(leaf, board)
                 pending.append((path, leaf, self.evaluator.prepare(board)))
             for _ in range(len(path)):
-                self._pop()
+                board.pop()
             if value is not None:
                 self._backup(path, value, vl)
                 stats.simulations += 1
@@ -342,23 +336,6 @@ class MCTS:
                 v = leaf.terminal
             self._backup(path, v, vl)
             stats.simulations += 1
-
-    def _push(self, m: int) -> bool:
-        board = self._board
-        won = board.push(m)
-        w = board.width
-        x, y = m % w, m // w
-        r2 = 2 * self.cfg.radius + 1
-        self._near[y:y + r2, x:x + r2] += 1
-        return won
-
-    def _pop(self) -> None:
-        board = self._board
-        m = board.pop()
-        w = board.width
-        x, y = m % w, m // w
-        r2 = 2 * self.cfg.radius + 1
-        self._near[y:y + r2, x:x + r2] -= 1
 
     def _descend(self, board: Board, stats: SearchStats):
         """Select down to a leaf, pushing moves and adding virtual loss.
@@ -388,7 +365,7 @@ class MCTS:
             node.PU[i] = node.P[i] / (1.0 + N[i])
             path.append((node, i))
             m = int(node.moves[i])
-            self._push(m)
+            board.push(m)
             if len(path) > stats.max_depth:
                 stats.max_depth = len(path)
             child = node.children[i]
@@ -454,7 +431,14 @@ class MCTS:
             node.terminal = 0.0
 
     def _candidates_all(self, board: Board) -> List[int]:
-        return [int(m) for m in np.flatnonzero((self._near_in > 0) & (board.cells == EMPTY))]
+        """Empty squares within ``radius`` of a stone: the root's mask plus the moves since."""
+        near = self._near_root.copy()
+        r = self.cfg.radius
+        w = board.width
+        for m in board.moves[self._root_len:]:
+            x, y = m % w, m // w
+            near[max(0, y - r):y + r + 1, max(0, x - r):x + r + 1] = True
+        return np.flatnonzero(near & (board.cells == EMPTY)).tolist()
 
     def _init_threats(self, child: Node, parent: Node, m: int, board: Board) -> None:
         """Fives at ``child`` (reached by move ``m``) derived from ``parent`` plus the lines of m."""
@@ -522,12 +506,23 @@ class MCTS:
         node.children = [None] * k
 
 
+def _near_mask(board: Board, radius: int) -> np.ndarray:
+    """(H, W) bool: squares within Chebyshev ``radius`` of a stone of either colour."""
+    h, w = board.height, board.width
+    stones = (board.cells == 1) | (board.cells == 2)
+    near = np.zeros((h + 2 * radius, w + 2 * radius), bool)
+    for dy in range(2 * radius + 1):
+        for dx in range(2 * radius + 1):
+            near[dy:dy + h, dx:dx + w] |= stones
+    return near[radius:radius + h, radius:radius + w].copy()
+
+
 def select_child(node: Node, c_puct: float) -> int:
     """Index of the child maximising Q + c_puct * P * sqrt(n + 1) / (1 + N) (ties: lowest index).
 
     ``n + 1`` rather than ``n`` so that the priors order the children from the first visit on.
     """
-    return int(np.argmax(node.Q + (c_puct * math.sqrt(node.n + 1)) * node.PU))
+    return int((node.Q + (c_puct * math.sqrt(node.n + 1)) * node.PU).argmax())
 
 
 def _new_fives(board: Board, m: int, color: int) -> List[int]:
