@@ -31,6 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--visits", type=int, default=800, help="visits per bench position")
     bench.add_argument("--only", default="", help="comma list of: board,search")
     bench.add_argument("--model", default=None, help="also bench this network model")
+    from tools import train
+    train.add_parser(sub)
     return p
 
 
@@ -40,6 +42,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.command == "bench":
         from tools import bench
         return bench.run(args)
+    if args.command == "train":
+        from tools import train
+        return train.run(args)
     if args.command == "play":
         from tools import play
         return play.run(args)

@@ -1,0 +1,227 @@
+"""Training positions: building them from game records and self-play, and storing them as shards.
+
+A shard is a compressed ``.npz`` with, for N positions on one board size:
+
+=========  ============  =================================================================
+key        shape/dtype   meaning
+=========  ============  =================================================================
+cells      (N,H,W) int8  0 empty, 1 black, 2 white, 3 wall (the board before the move)
+stm        (N,) int8     side to move (1 black, 2 white)
+last       (N,) int16    flat index of the previous move, -1 if none
+move       (N,) int16    the move played (supervised target), -1 when ``pi`` is the target
+pi         (N,H*W) f16   search visit distribution (self-play target); absent in SL shards
+z          (N,) f32      final result for the side to move: 1 win, -1 loss, 0 draw
+zw         (N,) f32      weight of the value target (0 when the result is unknown)
+game       (N,) int32    game id within the shard (validation splits by game, never by position)
+=========  ============  =================================================================
+
+Shards are written atomically and refused with a message naming the file when they are corrupt.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from ..board import Board
+from ..rules import BLACK
+
+SHARD_KEYS = ("cells", "stm", "last", "move", "z", "zw", "game")
+
+
+class ShardError(ValueError):
+    """A shard file that cannot be used; the message names the file."""
+
+
+@dataclass
+class Positions:
+    """A set of training positions (see the module docstring for the fields)."""
+
+    cells: np.ndarray
+    stm: np.ndarray
+    last: np.ndarray
+    move: np.ndarray
+    z: np.ndarray
+    zw: np.ndarray
+    game: np.ndarray
+    pi: Optional[np.ndarray] = None
+
+    def __len__(self) -> int:
+        return int(self.cells.shape[0])
+
+    @property
+    def shape(self) -> Tuple[int, int]:
+        return int(self.cells.shape[1]), int(self.cells.shape[2])
+
+    def subset(self, idx: np.ndarray) -> "Positions":
+        return Positions(self.cells[idx], self.stm[idx], self.last[idx], self.move[idx],
+                         self.z[idx], self.zw[idx], self.game[idx],
+                         None if self.pi is None else self.pi[idx])
+
+    def policy_targets(self, idx: np.ndarray) -> np.ndarray:
+        """Dense (len(idx), H*W) float32 policy targets (one-hot for SL, visits for self-play)."""
+        h, w = self.shape
+        out = np.zeros((len(idx), h * w), np.float32)
+        mv = self.move[idx]
+        has = mv >= 0
+        out[np.flatnonzero(has), mv[has]] = 1.0
+        if self.pi is not None and (~has).any():
+            rows = np.flatnonzero(~has)
+            p = self.pi[idx[rows]].astype(np.float32)
+            p /= np.maximum(p.sum(axis=1, keepdims=True), 1e-9)
+            out[rows] = p
+        return out
+
+    @staticmethod
+    def concat(parts: Sequence["Positions"]) -> "Positions":
+        if not parts:
+            raise ValueError("no positions")
+        shapes = {p.shape for p in parts}
+        if len(shapes) != 1:
+            raise ValueError(f"positions of different board sizes: {sorted(shapes)}")
+        offset = 0
+        games = []
+        for p in parts:
+            games.append(p.game + offset)
+            offset += int(p.game.max()) + 1 if len(p) else 0
+        any_pi = any(p.pi is not None for p in parts)
+        pis = None
+        if any_pi:
+            h, w = parts[0].shape
+            pis = np.concatenate([p.pi if p.pi is not None else
+                                  np.zeros((len(p), h * w), np.float16) for p in parts])
+        return Positions(*(np.concatenate([getattr(p, k) for p in parts])
+                           for k in ("cells", "stm", "last", "move", "z", "zw")),
+                         game=np.concatenate(games), pi=pis)
+
+
+def positions_from_games(games: Iterable[Tuple[Sequence[int], Tuple[int, int], Optional[int]]],
+                         skip_prefix: int = 0, openings: Optional[List[Tuple[int, ...]]] = None
+                         ) -> Positions:
+    """Supervised positions from games given as (flat moves, (width, height), winner).
+
+    ``winner`` is BLACK, WHITE, 0 for a draw or None when unknown (value weight 0). The first
+    ``skip_prefix`` plies, and any prefix equal to one of ``openings`` (tuples of flat moves: stones
+    placed by the tournament, not chosen by the players), give no positions.
+    """
+    cells, stm, last, move, z, zw, game = [], [], [], [], [], [], []
+    gid = 0
+    for moves, (w, h), winner in games:
+        skip = skip_prefix
+        if openings:
+            for op in openings:
+                if len(op) <= len(moves) and tuple(moves[:len(op)]) == tuple(op):
+                    skip = max(skip, len(op))
+        b = Board(w, h)
+        for i, m in enumerate(moves):
+            if i >= skip:
+                cells.append(b.cells.copy())
+                stm.append(b.side_to_move)
+                last.append(b.moves[-1] if b.moves else -1)
+                move.append(m)
+                if winner is None:
+                    z.append(0.0)
+                    zw.append(0.0)
+                else:
+                    z.append(0.0 if winner == 0 else (1.0 if winner == b.side_to_move else -1.0))
+                    zw.append(1.0)
+                game.append(gid)
+            if b.push(m):
+                break
+        gid += 1
+    if not cells:
+        raise ValueError("no positions in these games")
+    return Positions(np.stack(cells).astype(np.int8), np.array(stm, np.int8),
+                     np.array(last, np.int16), np.array(move, np.int16),
+                     np.array(z, np.float32), np.array(zw, np.float32), np.array(game, np.int32))
+
+
+def positions_from_records(records, openings=None, skip_prefix: int = 0) -> Positions:
+    """Supervised positions from :class:`gomoku_ai.records.GameRecord` objects (one board size)."""
+    items = []
+    for rec in records:
+        w, h = rec.width, rec.height
+        flat = [y * w + x for x, y in rec.moves]
+        # the value target comes from the board (a five or a full board), never from a forfeit
+        outcome = rec.board_outcome()
+        winner: Optional[int] = None
+        if outcome is not None:
+            winner = 0 if outcome.winner is None else int(outcome.winner)
+        items.append((flat, (w, h), winner))
+    op = None
+    if openings:
+        op = [tuple(int(y) * items[0][1][0] + int(x) for x, y in o) for o in openings] if items else []
+    return positions_from_games(items, skip_prefix=skip_prefix, openings=op)
+
+
+def save_shard(pos: Positions, path: Union[str, Path]) -> None:
+    """Write ``pos`` as a compressed npz, atomically (temp file + rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    arrays: Dict[str, np.ndarray] = {k: getattr(pos, k) for k in SHARD_KEYS}
+    if pos.pi is not None:
+        arrays["pi"] = pos.pi.astype(np.float16)
+    fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.savez_compressed(f, **arrays)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def load_shard(path: Union[str, Path]) -> Positions:
+    """Read a shard; raises ShardError naming the file when it is corrupt or incomplete."""
+    path = Path(path)
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            missing = [k for k in SHARD_KEYS if k not in f.files]
+            if missing:
+                raise ShardError(f"{path}: not a training shard (missing {', '.join(missing)})")
+            arrays = {k: f[k] for k in SHARD_KEYS}
+            pi = f["pi"] if "pi" in f.files else None
+    except ShardError:
+        raise
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
+        raise ShardError(f"{path}: cannot read training shard ({e})") from e
+    n = arrays["cells"].shape[0]
+    if arrays["cells"].ndim != 3 or any(arrays[k].shape[0] != n for k in SHARD_KEYS):
+        raise ShardError(f"{path}: inconsistent array lengths in training shard")
+    if pi is not None and pi.shape != (n, arrays["cells"].shape[1] * arrays["cells"].shape[2]):
+        raise ShardError(f"{path}: policy array has the wrong shape {pi.shape}")
+    return Positions(arrays["cells"], arrays["stm"], arrays["last"], arrays["move"],
+                     arrays["z"], arrays["zw"], arrays["game"], pi)
+
+
+def load_window(folder: Union[str, Path], window: int) -> Positions:
+    """The newest ``window`` positions of the shards in ``folder`` (by file modification order)."""
+    files = sorted(Path(folder).glob("*.npz"), key=lambda p: (p.stat().st_mtime, p.name))
+    parts: List[Positions] = []
+    total = 0
+    for f in reversed(files):
+        p = load_shard(f)
+        parts.append(p)
+        total += len(p)
+        if total >= window:
+            break
+    if not parts:
+        raise ShardError(f"{folder}: no training shards (*.npz)")
+    pos = Positions.concat(list(reversed(parts)))
+    if len(pos) > window:
+        pos = pos.subset(np.arange(len(pos) - window, len(pos)))
+    return pos
+
+
+def encode_positions(pos: Positions, idx: np.ndarray) -> np.ndarray:
+    """Network input planes (len(idx), P, H, W) for the selected positions."""
+    from ..net.encoding import encode_arrays
+    return encode_arrays(pos.cells[idx], pos.stm[idx], pos.last[idx])

@@ -1,0 +1,251 @@
+"""The training loop: policy cross-entropy + value MSE, AdamW with weight decay, warm-up + cosine
+learning rate, gradient clipping, 8-fold symmetry augmentation, atomic resumable checkpoints, a JSONL
+log, and export to the engine's model files.
+
+Checkpoints are dicts of tensors and plain values saved with ``torch.save`` and loaded with
+``weights_only=True`` (never unpickling arbitrary objects).
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, Optional
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from ..net.weights import Arch, fold_batchnorm
+from .dataset import Positions, encode_positions
+from .model import PolicyValueNet, dihedral
+
+CHECKPOINT_VERSION = 1
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be used; the message names the file."""
+
+
+@dataclass
+class TrainConfig:
+    """Hyper-parameters; steps and batch sizes are counts, learning rates per step."""
+
+    steps: int = 20_000
+    batch_size: int = 256
+    lr: float = 2e-3
+    lr_min: float = 5e-5
+    warmup_steps: int = 300
+    weight_decay: float = 1e-4
+    grad_clip: float = 2.0
+    value_weight: float = 1.0
+    augment: bool = True
+    val_fraction: float = 0.03
+    val_every: int = 500
+    log_every: int = 100
+    checkpoint_every: int = 500
+    seed: int = 1
+    threads: int = 2
+    arch: Dict[str, int] = field(default_factory=lambda: {"blocks": 6, "channels": 64,
+                                                          "head_channels": 32, "value_fc": 64})
+
+
+def lr_at(step: int, cfg: TrainConfig) -> float:
+    """Linear warm-up to ``lr`` then cosine decay to ``lr_min`` at ``steps``."""
+    if step < cfg.warmup_steps:
+        return cfg.lr * (step + 1) / cfg.warmup_steps
+    t = min(1.0, (step - cfg.warmup_steps) / max(1, cfg.steps - cfg.warmup_steps))
+    return cfg.lr_min + 0.5 * (cfg.lr - cfg.lr_min) * (1 + math.cos(math.pi * t))
+
+
+def split_by_game(pos: Positions, fraction: float, seed: int):
+    """Indices (train, val): whole games go to validation, never single positions."""
+    games = np.unique(pos.game)
+    rng = np.random.default_rng(seed)
+    n_val = int(round(len(games) * fraction))
+    val_games = set(rng.choice(games, size=n_val, replace=False).tolist()) if n_val else set()
+    is_val = np.isin(pos.game, list(val_games))
+    return np.flatnonzero(~is_val), np.flatnonzero(is_val)
+
+
+def save_checkpoint(path: Path, model: PolicyValueNet, opt: torch.optim.Optimizer, step: int,
+                    cfg: TrainConfig, metrics: Dict[str, Any]) -> None:
+    """Atomic: write ``path.tmp`` then rename."""
+    state = {
+        "version": CHECKPOINT_VERSION, "step": step, "config": asdict(cfg),
+        "arch": asdict(model.arch), "model": model.state_dict(), "optimizer": opt.state_dict(),
+        "metrics": metrics,
+    }
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    torch.save(state, tmp)
+    os.replace(tmp, path)
+
+
+def load_checkpoint(path: Path) -> Dict[str, Any]:
+    """Load with ``weights_only=True``; raises CheckpointError naming the file."""
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # torch raises many types for a corrupt file
+        raise CheckpointError(f"{path}: cannot load checkpoint ({type(e).__name__}: {e})") from e
+    if not isinstance(state, dict) or state.get("version") != CHECKPOINT_VERSION:
+        raise CheckpointError(f"{path}: not a version-{CHECKPOINT_VERSION} training checkpoint")
+    for key in ("model", "arch", "step", "config"):
+        if key not in state:
+            raise CheckpointError(f"{path}: checkpoint lacks '{key}'")
+    return state
+
+
+def model_from_checkpoint(path: Path) -> PolicyValueNet:
+    state = load_checkpoint(path)
+    model = PolicyValueNet(Arch(**state["arch"]))
+    try:
+        model.load_state_dict(state["model"])
+    except RuntimeError as e:
+        raise CheckpointError(f"{path}: weights do not match the architecture ({e})") from e
+    return model
+
+
+def export_checkpoint(path: Path, out_base: Path, name: str, notes: str = "",
+                      extra: Optional[Dict[str, Any]] = None) -> Path:
+    """Fold BatchNorm and write ``out_base``.{json,npz,onnx} for the engine."""
+    from ..net import export_model
+    model = model_from_checkpoint(path)
+    model.eval()
+    folded = fold_batchnorm(model.unfolded_weights())
+    cfg = {"name": name, "notes": notes, "board_sizes": [[15, 15]]}
+    if extra:
+        cfg.update(extra)
+    return export_model(folded, cfg, out_base)
+
+
+class Trainer:
+    """Trains a :class:`PolicyValueNet` on a :class:`Positions` set; resumable from ``run_dir``."""
+
+    def __init__(self, cfg: TrainConfig, run_dir: Path,
+                 log: Optional[Callable[[Dict[str, Any]], None]] = None) -> None:
+        self.cfg = cfg
+        self.run_dir = Path(run_dir)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.ckpt_path = self.run_dir / "checkpoint.pt"
+        self.log_path = self.run_dir / "log.jsonl"
+        self._log_cb = log
+        torch.set_num_threads(cfg.threads)
+        torch.manual_seed(cfg.seed)
+        self.model = PolicyValueNet(Arch(**cfg.arch))
+        self.opt = torch.optim.AdamW(self.model.parameters(), lr=cfg.lr,
+                                     weight_decay=cfg.weight_decay)
+        self.step = 0
+        if self.ckpt_path.exists():
+            state = load_checkpoint(self.ckpt_path)
+            if state["arch"] != asdict(self.model.arch):
+                raise CheckpointError(f"{self.ckpt_path}: architecture {state['arch']} differs "
+                                      f"from the requested {asdict(self.model.arch)}; use a new "
+                                      "run folder")
+            self.model.load_state_dict(state["model"])
+            self.opt.load_state_dict(state["optimizer"])
+            self.step = int(state["step"])
+
+    def _log(self, rec: Dict[str, Any]) -> None:
+        rec = {"time": round(time.time(), 1), **rec}
+        with open(self.log_path, "a", encoding="utf-8") as f:
+            f.write(json.dumps(rec) + "\n")
+        if self._log_cb is not None:
+            self._log_cb(rec)
+
+    def _batch(self, pos: Positions, idx: np.ndarray, k: int):
+        x = torch.from_numpy(encode_positions(pos, idx))
+        pi = torch.from_numpy(pos.policy_targets(idx))
+        h, w = pos.shape
+        if k:
+            x = dihedral(x, k)
+            pi = dihedral(pi.view(-1, h, w), k).reshape(len(idx), -1)
+        z = torch.from_numpy(pos.z[idx])
+        zw = torch.from_numpy(pos.zw[idx])
+        return x.contiguous(), pi.contiguous(), z, zw
+
+    def _losses(self, x, pi, z, zw):
+        logits, v = self.model(x)
+        logp = F.log_softmax(logits, dim=1)
+        lp = -(pi * logp).sum(dim=1).mean()
+        lv = (zw * (v - z) ** 2).sum() / zw.sum().clamp(min=1.0)
+        acc = (logits.argmax(dim=1) == pi.argmax(dim=1)).float().mean()
+        return lp, lv, acc
+
+    def evaluate(self, pos: Positions, idx: np.ndarray, batch: int = 1024) -> Dict[str, float]:
+        self.model.eval()
+        tot = {"val_policy_loss": 0.0, "val_value_loss": 0.0, "val_top1": 0.0}
+        n = 0
+        with torch.no_grad():
+            for s in range(0, len(idx), batch):
+                b = idx[s:s + batch]
+                lp, lv, acc = self._losses(*self._batch(pos, b, 0))
+                tot["val_policy_loss"] += float(lp) * len(b)
+                tot["val_value_loss"] += float(lv) * len(b)
+                tot["val_top1"] += float(acc) * len(b)
+                n += len(b)
+        self.model.train()
+        return {k: round(v / max(n, 1), 4) for k, v in tot.items()}
+
+    def fit(self, pos: Positions, stop_after_s: Optional[float] = None) -> Dict[str, Any]:
+        """Train until ``cfg.steps`` (or ``stop_after_s`` seconds); checkpoints along the way."""
+        cfg = self.cfg
+        train_idx, val_idx = split_by_game(pos, cfg.val_fraction, cfg.seed)
+        rng = np.random.default_rng(cfg.seed + self.step)
+        h, w = pos.shape
+        syms = 8 if (cfg.augment and h == w) else (2 if cfg.augment else 1)
+        self.model.train()
+        t0 = time.perf_counter()
+        t_log = t0
+        seen = 0
+        acc_lp = acc_lv = acc_acc = 0.0
+        nacc = 0
+        metrics: Dict[str, Any] = {}
+        while self.step < cfg.steps:
+            lr = lr_at(self.step, cfg)
+            for g in self.opt.param_groups:
+                g["lr"] = lr
+            idx = rng.choice(train_idx, size=min(cfg.batch_size, len(train_idx)), replace=False)
+            if syms == 8:
+                k = int(rng.integers(8))
+            elif syms == 2:
+                k = 2 * int(rng.integers(2))   # identity or a half turn: keeps a W x H shape
+            else:
+                k = 0
+            lp, lv, acc = self._losses(*self._batch(pos, idx, k))
+            loss = lp + cfg.value_weight * lv
+            self.opt.zero_grad(set_to_none=True)
+            loss.backward()
+            gn = torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.grad_clip)
+            self.opt.step()
+            self.step += 1
+            seen += len(idx)
+            acc_lp += lp.item()
+            acc_lv += lv.item()
+            acc_acc += acc.item()
+            nacc += 1
+            if self.step % cfg.log_every == 0:
+                now = time.perf_counter()
+                metrics = {"step": self.step, "lr": round(lr, 6),
+                           "policy_loss": round(acc_lp / nacc, 4),
+                           "value_loss": round(acc_lv / nacc, 4), "top1": round(acc_acc / nacc, 4),
+                           "grad_norm": round(float(gn), 3),
+                           "positions_per_s": round(seen / (now - t_log), 1)}
+                acc_lp = acc_lv = acc_acc = 0.0
+                nacc = seen = 0
+                t_log = now
+                if cfg.val_every and self.step % cfg.val_every == 0 and len(val_idx):
+                    metrics.update(self.evaluate(pos, val_idx))
+                self._log(metrics)
+            if self.step % cfg.checkpoint_every == 0 or self.step == cfg.steps:
+                save_checkpoint(self.ckpt_path, self.model, self.opt, self.step, cfg, metrics)
+            if stop_after_s is not None and time.perf_counter() - t0 > stop_after_s:
+                break
+        save_checkpoint(self.ckpt_path, self.model, self.opt, self.step, cfg, metrics)
+        final = {"step": self.step}
+        if len(val_idx):
+            final.update(self.evaluate(pos, val_idx))
+        self._log({"final": True, **final})
+        return final
