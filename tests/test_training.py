@@ -1,0 +1,170 @@
+"""Training: the torch model agrees with the exported onnxruntime and numpy networks, data targets
+are right, the loop learns, checkpoints resume and bad files are refused."""
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="training tests need the train extra (torch)")
+
+from gomoku_ai.board import Board  # noqa: E402
+from gomoku_ai.net import encode, encode_batch, load_model, random_model  # noqa: E402
+from gomoku_ai.net.encoding import encode_arrays  # noqa: E402
+from gomoku_ai.net.weights import Arch  # noqa: E402
+from gomoku_ai.rules import BLACK, WHITE  # noqa: E402
+from gomoku_ai.training.dataset import (Positions, ShardError, load_shard, load_window,  # noqa: E402
+                                        positions_from_games, save_shard)
+from gomoku_ai.training.model import PolicyValueNet, dihedral  # noqa: E402
+from gomoku_ai.training.trainer import (CheckpointError, TrainConfig, Trainer,  # noqa: E402
+                                        export_checkpoint, load_checkpoint, lr_at)
+
+SMALL = {"blocks": 2, "channels": 16, "head_channels": 8, "value_fc": 16}
+
+
+def random_boards(n: int, w: int, h: int, seed: int):
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        b = Board(w, h)
+        for m in rng.sample(range(w * h), rng.randint(0, w * h // 3)):
+            if b.push(m):
+                b.pop()
+        out.append(b)
+    return out
+
+
+@pytest.mark.parametrize("w,h", [(15, 15), (20, 20), (12, 9)])
+def test_torch_onnx_numpy_agree(tmp_path: Path, w: int, h: int) -> None:
+    torch.manual_seed(0)
+    model = PolicyValueNet(Arch(**SMALL))
+    model.load_unfolded(random_model(seed=3, **SMALL))
+    model.eval()
+    (tmp_path / "run").mkdir()
+    opt = torch.optim.AdamW(model.parameters())
+    from gomoku_ai.training.trainer import save_checkpoint
+    save_checkpoint(tmp_path / "run" / "checkpoint.pt", model, opt, 0, TrainConfig(arch=SMALL), {})
+    base = export_checkpoint(tmp_path / "run" / "checkpoint.pt", tmp_path / "m", "t")
+    x = encode_batch(random_boards(6, w, h, seed=w * h))
+    with torch.no_grad():
+        tp, tv = model(torch.from_numpy(x))
+    for backend in ("numpy", "onnx"):
+        net = load_model(base, backend=backend)
+        p, v = net.forward(x)
+        assert np.abs(p - tp.numpy()).max() < 1e-4, backend
+        assert np.abs(v.reshape(-1) - tv.numpy()).max() < 1e-4, backend
+
+
+def test_encode_arrays_matches_encode() -> None:
+    boards = random_boards(10, 15, 15, seed=2)
+    cells = np.stack([b.cells for b in boards])
+    stm = np.array([b.side_to_move for b in boards])
+    last = np.array([b.moves[-1] if b.moves else -1 for b in boards])
+    got = encode_arrays(cells, stm, last)
+    for i, b in enumerate(boards):
+        assert np.array_equal(got[i], encode(b))
+
+
+def test_positions_from_games_targets() -> None:
+    # Black wins with a five on the row: moves alternate; 0..4 black, 15..18 white
+    moves = [0, 15, 1, 16, 2, 17, 3, 18, 4]
+    pos = positions_from_games([(moves, (15, 15), BLACK)], openings=[(0, 15)])
+    assert len(pos) == len(moves) - 2              # the opening prefix gives no targets
+    assert list(pos.move) == moves[2:]
+    assert all(pos.z[i] == (1.0 if pos.stm[i] == BLACK else -1.0) for i in range(len(pos)))
+    assert pos.cells[0].sum() == BLACK + WHITE     # the board before move 3: two stones
+    unknown = positions_from_games([(moves[:5], (15, 15), None)])
+    assert (unknown.zw == 0).all()
+    pt = pos.policy_targets(np.arange(len(pos)))
+    assert pt.sum(axis=1).tolist() == [1.0] * len(pos) and pt[0, moves[2]] == 1.0
+
+
+def test_dihedral_keeps_move_and_plane_aligned() -> None:
+    x = torch.zeros(1, 1, 5, 5)
+    x[0, 0, 0, 1] = 1.0   # off both diagonals: its orbit has 8 squares
+    pi = torch.zeros(1, 25)
+    pi[0, 0 * 5 + 1] = 1.0
+    for k in range(8):
+        a = dihedral(x, k)[0, 0]
+        b = dihedral(pi.view(1, 5, 5), k)[0]
+        assert torch.equal(a, b)
+        assert len({tuple(dihedral(x, j)[0, 0].nonzero()[0].tolist()) for j in range(8)}) == 8
+
+
+def _tiny_positions(n_games: int = 40, seed: int = 0) -> Positions:
+    rng = random.Random(seed)
+    games = []
+    for _ in range(n_games):
+        b = Board(9, 9)
+        moves = []
+        # Black always opens at the centre, then plays near it: a learnable policy
+        while b.winner is None and len(moves) < 30:
+            if not moves:
+                m = 40
+            else:
+                empties = [e for e in b.empty_squares() if abs(e % 9 - 4) <= 2 and abs(e // 9 - 4) <= 2]
+                m = rng.choice(empties or b.empty_squares())
+            moves.append(m)
+            b.push(m)
+        w = b.winner
+        games.append((moves, (9, 9), 0 if w is None else w))
+    return positions_from_games(games)
+
+
+def test_training_learns_and_resumes(tmp_path: Path) -> None:
+    pos = _tiny_positions()
+    cfg = TrainConfig(steps=60, batch_size=64, lr=3e-3, warmup_steps=5, log_every=20,
+                      val_every=20, checkpoint_every=20, arch=SMALL, threads=1, val_fraction=0.1)
+    tr = Trainer(cfg, tmp_path / "run")
+    tr.fit(pos)
+    log = [json.loads(line) for line in (tmp_path / "run" / "log.jsonl").read_text().splitlines()]
+    steps = [r for r in log if "policy_loss" in r]
+    assert steps[-1]["policy_loss"] < steps[0]["policy_loss"]
+    # resume: a new Trainer on the same folder continues from step 60
+    cfg2 = TrainConfig(**{**cfg.__dict__, "steps": 80})
+    tr2 = Trainer(cfg2, tmp_path / "run")
+    assert tr2.step == 60
+    for a, b in zip(tr.model.state_dict().values(), tr2.model.state_dict().values()):
+        assert torch.equal(a, b)
+    tr2.fit(pos)
+    assert load_checkpoint(tmp_path / "run" / "checkpoint.pt")["step"] == 80
+
+
+def test_lr_schedule() -> None:
+    cfg = TrainConfig(steps=1000, lr=1e-3, lr_min=1e-5, warmup_steps=100)
+    assert lr_at(0, cfg) == pytest.approx(1e-5)
+    assert lr_at(99, cfg) == pytest.approx(1e-3)
+    assert lr_at(550, cfg) == pytest.approx((1e-3 + 1e-5) / 2)
+    assert lr_at(1000, cfg) == pytest.approx(1e-5)
+
+
+def test_corrupt_files_are_refused_with_their_name(tmp_path: Path) -> None:
+    bad = tmp_path / "checkpoint.pt"
+    bad.write_bytes(b"not a checkpoint")
+    with pytest.raises(CheckpointError, match="checkpoint.pt"):
+        load_checkpoint(bad)
+    shard = tmp_path / "shard.npz"
+    shard.write_bytes(b"PK\x03\x04 broken")
+    with pytest.raises(ShardError, match="shard.npz"):
+        load_shard(shard)
+    np.savez(tmp_path / "other.npz", a=np.zeros(3))
+    with pytest.raises(ShardError, match="other.npz"):
+        load_shard(tmp_path / "other.npz")
+
+
+def test_shard_round_trip_and_window(tmp_path: Path) -> None:
+    pos = _tiny_positions(10)
+    pos.pi = np.random.default_rng(0).random((len(pos), 81)).astype(np.float16)
+    pos.move[:] = -1
+    save_shard(pos, tmp_path / "a.npz")
+    back = load_shard(tmp_path / "a.npz")
+    for k in ("cells", "stm", "last", "move", "z", "zw", "game", "pi"):
+        assert np.array_equal(getattr(back, k), getattr(pos, k)), k
+    save_shard(pos, tmp_path / "b.npz")
+    win = load_window(tmp_path, window=len(pos) + 5)
+    assert len(win) == len(pos) + 5
+    t = win.policy_targets(np.arange(3))
+    assert np.allclose(t.sum(axis=1), 1.0)
