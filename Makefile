@@ -1,26 +1,33 @@
-# Set-up and everyday commands. Everything lives in .venv; only Python 3.11 is needed.
+# Set-up and everyday commands. Everything lives in .venv; only Python 3.11 and make are needed.
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+PLAY_STAMP := $(VENV)/.installed-play
+TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: play test bench clean venv
+.PHONY: play test bench clean
 
-$(STAMP): setup.cfg pyproject.toml
+$(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+
+# Playing needs numpy, onnxruntime, rich and prompt-toolkit only (never torch).
+$(PLAY_STAMP): setup.cfg pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+# The test suite also covers training, so it installs the dev and train extras (torch==2.13.0).
+$(TEST_STAMP): setup.cfg pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[dev,train]'
-	touch $(STAMP)
+	touch $@ $(PLAY_STAMP)
 
-venv: $(STAMP)
-
-play: $(STAMP)
+play: $(PLAY_STAMP)
 	$(BIN)/gomoku play $(ARGS)
 
-test: $(STAMP)
+test: $(TEST_STAMP)
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
-bench: $(STAMP)
+bench: $(PLAY_STAMP)
 	$(BIN)/gomoku bench $(ARGS)
 
 clean:

@@ -55,7 +55,43 @@ def bench_board(games: int = 200, seed: int = 1) -> Dict[str, Any]:
     return {"push_win_pop_per_s": round(ops / dt), "ops": ops, "seconds": round(dt, 3)}
 
 
-def bench_search(evaluator_name: str, visits: int, model: str | None = None) -> Dict[str, Any]:
+def _random_network(blocks: int, channels: int, backend: str):
+    """A random-weight network of the given tower, exported to a temp folder (for speed only)."""
+    import tempfile
+    from gomoku_ai.net import fold_batchnorm, load_model, random_model
+    from gomoku_ai.net.model import export_model
+    tmp = tempfile.mkdtemp(prefix="gomoku-bench-")
+    w = fold_batchnorm(random_model(blocks=blocks, channels=channels,
+                                    head_channels=max(16, channels // 2), seed=1))
+    base = export_model(w, {"name": f"random-{blocks}x{channels}"}, f"{tmp}/net",
+                        with_onnx=(backend != "numpy"))
+    return load_model(base, backend=backend)
+
+
+def bare_network_rate(net, batch: int, seconds: float = 2.0) -> float:
+    """Evaluations per second of ``net.forward`` alone on 15x15 positions at ``batch``."""
+    import numpy as np
+    from gomoku_ai.board import Board
+    from gomoku_ai.net import encode_batch
+    rng = random.Random(5)
+    boards = []
+    for _ in range(batch):
+        b = Board(15)
+        for m in rng.sample(range(225), 20):
+            b.push(m)
+        boards.append(b)
+    x = np.ascontiguousarray(encode_batch(boards))
+    net.forward(x)
+    n = 0
+    t = time.perf_counter()
+    while time.perf_counter() - t < seconds:
+        net.forward(x)
+        n += batch
+    return n / (time.perf_counter() - t)
+
+
+def bench_search(evaluator_name: str, visits: int, model: str | None = None,
+                 network: Any = None, batch: int = 1) -> Dict[str, Any]:
     """Search each bench position to ``visits`` simulations from a fresh tree."""
     from gomoku_ai.board import Board
     from gomoku_ai.evaluator import HeuristicEvaluator, RolloutEvaluator, UniformEvaluator
@@ -70,7 +106,8 @@ def bench_search(evaluator_name: str, visits: int, model: str | None = None) -> 
     else:
         from gomoku_ai.evaluator import NetworkEvaluator
         from gomoku_ai.net import load_model
-        ev = NetworkEvaluator(load_model(model))
+        ev = NetworkEvaluator(network if network is not None else load_model(model),
+                              batch_size=batch)
     sims = evals = 0
     total_s = eval_s = 0.0
     sig = hashlib.sha256()
@@ -101,7 +138,7 @@ def run(args: Any) -> int:
         "python": platform.python_version(), "machine": platform.machine(),
         "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
     }
-    parts: List[str] = args.only.split(",") if args.only else ["board", "search"]
+    parts: List[str] = args.only.split(",") if args.only else ["board", "search", "network"]
     if "board" in parts:
         out["board"] = bench_board()
     if "search" in parts:
@@ -109,6 +146,20 @@ def run(args: Any) -> int:
                          for name in ("uniform", "heuristic", "rollout")]
         if args.model:
             out["search"].append(bench_search("network", args.visits, args.model))
+    if "network" in parts:
+        nets = []
+        for blocks, channels in ((6, 64), (4, 32)):
+            for backend in ("onnx", "numpy"):
+                net = _random_network(blocks, channels, backend)
+                for batch in (1, 8):
+                    r = bench_search("network", max(100, args.visits // 4), network=net,
+                                     batch=batch)
+                    bare = bare_network_rate(net, batch)
+                    r.update({"network": f"random {blocks}x{channels}", "backend": backend,
+                              "batch": batch, "bare_network_evals_per_s": round(bare, 1),
+                              "search_efficiency": round(r["simulations_per_s"] / bare, 3)})
+                    nets.append(r)
+        out["network_search"] = nets
     json.dump(out, sys.stdout, indent=2)
     sys.stdout.write("\n")
     return 0

@@ -8,7 +8,8 @@ import sys
 from typing import Any, Optional, TextIO
 
 from gomoku_ai.board import Board, IllegalMoveError
-from gomoku_ai.player import Limit, Player
+from gomoku_ai.player import Limit
+from gomoku_ai.shipped import load_player
 from gomoku_ai.rules import BLACK, Rule
 
 
@@ -19,13 +20,6 @@ def parse_size(text: str) -> "tuple[int, int]":
     return int(text), int(text)
 
 
-def make_player(model: Optional[str]) -> Player:
-    """The shipped engine: a network model if given (or shipped), else the heuristic evaluator."""
-    if model and model != "heuristic":
-        from gomoku_ai.evaluator import NetworkEvaluator
-        from gomoku_ai.net import load_model
-        return Player(NetworkEvaluator(load_model(model)))
-    return Player()
 
 
 def render(board: Board) -> str:
@@ -47,7 +41,7 @@ def render(board: Board) -> str:
 def run(args: Any, inp: TextIO = sys.stdin, out: TextIO = sys.stdout) -> int:
     w, h = parse_size(args.size)
     board = Board(w, h, Rule.parse(args.rule))
-    player = make_player(args.model)
+    player = load_player(args.model, board.rule)
     limit = Limit(visits=args.visits) if args.visits else Limit(soft_ms=args.time * 1000.0)
     humans = {"black": {BLACK}, "white": {2}, "none": set(), "both": {BLACK, 2}}[args.color]
     out.write(f"{w}x{h} {board.rule.value}; you play "
