@@ -12,6 +12,7 @@ from typing import Callable, List, Optional
 
 import numpy as np
 
+from . import tactics
 from .board import Board
 from .rules import BLACK, EMPTY, Rule
 from .evaluator import Evaluator, HeuristicEvaluator
@@ -243,24 +244,11 @@ def _immediate(board: Board) -> "Optional[tuple[int, str, float]]":
 
 
 def _find_vcf(board: Board, deadline: float) -> Optional[List[int]]:
-    try:
-        from . import tactics
-    except ImportError:
-        return None
+    """Our VCF (attacker and forced replies alternating, first move ours), or None."""
     return tactics.find_vcf(board, deadline=deadline)
 
 
 def _vcf_defences(board: Board, deadline: float) -> Optional[List[int]]:
-    """None when the opponent has no VCF; else the moves that stop it (maybe empty)."""
-    try:
-        from . import tactics
-    except ImportError:
-        return None
-    board.pass_turn()
-    try:
-        line = tactics.find_vcf(board, deadline=deadline)
-    finally:
-        board.pass_turn()
-    if not line:
-        return None
-    return _legal_for(board, tactics.find_vcf_defences(board))
+    """None when the opponent has no VCF; else the moves that stop it (empty: nothing does)."""
+    d = tactics.find_vcf_defences(board, deadline=deadline)
+    return None if d is None else _legal_for(board, list(d))
