@@ -208,7 +208,13 @@ def _candidates(board: Board) -> List[int]:
     squares if none is near."""
     cells = board.cells
     if not board.moves:
-        return [board.index(board.width // 2, board.height // 2)]
+        centre = board.index(board.width // 2, board.height // 2)
+        if board.is_empty(centre):
+            return [centre]
+        cands = _legal_for(board, board.empty_squares())
+        if not cands:
+            raise NoMoveError("no legal move")
+        return cands
     occ = cells != EMPTY
     near = np.zeros_like(occ)
     h, w = occ.shape

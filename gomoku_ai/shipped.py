@@ -6,6 +6,7 @@ install), next to a PyInstaller executable, or where ``PYGOMOKU_MODELS`` points;
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -23,6 +24,9 @@ def models_dir() -> Optional[Path]:
     env = os.environ.get("PYGOMOKU_MODELS")
     if env:
         candidates.append(Path(env))
+    home = os.environ.get("PYGOMOKU_HOME")   # set by engine.py to its own folder
+    if home:
+        candidates.append(Path(home) / "models")
     meipass = getattr(sys, "_MEIPASS", None)
     if meipass:
         candidates.append(Path(meipass) / "models")
@@ -61,8 +65,14 @@ def load_evaluator(model: Union[None, str, Path] = None, rule: Rule = Rule.FREES
     if path is None:
         return HeuristicEvaluator()
     from .evaluator import NetworkEvaluator
+    return NetworkEvaluator(_network(str(path), backend, threads), batch_size=batch_size)
+
+
+@functools.lru_cache(maxsize=4)
+def _network(path: str, backend: str, threads: int):
+    """Networks are loaded once per process (read-only; a new game or rule reuses them)."""
     from .net import load_model
-    return NetworkEvaluator(load_model(path, backend=backend, threads=threads), batch_size=batch_size)
+    return load_model(path, backend=backend, threads=threads)
 
 
 def load_player(model: Union[None, str, Path] = None, rule: Rule = Rule.FREESTYLE,

@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""pbrain-pygomoku: the Gomocup (Piskvork protocol) brain.
+
+Run it as ``python /path/to/engine.py`` from any working directory, or as the ``pbrain-pygomoku`` console
+command (``engine:main``), or frozen by PyInstaller. Managers talk to it on stdin/stdout; see
+``docs/PROTOCOL.md`` and :mod:`protocol.brain`.
+
+Options (managers pass none):
+
+``--log FILE``     log to FILE (also ``PYGOMOKU_LOG=FILE``; ``PYGOMOKU_LOG=folder`` logs under ``INFO folder``).
+``--version``      print the version and exit (not for managers).
+
+Environment: ``PYGOMOKU_PLAYER=sleepy|stuck`` selects a diagnostic player for tests (see
+:mod:`protocol.testplayers`). ``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS`` and ``MKL_NUM_THREADS`` default to
+1 (set here, before numpy is imported) so that BLAS does not start a thread per core.
+
+Start-up is kept short (GomocupJudge charges it to the first move): only the standard library and the
+protocol modules are imported before the first command; numpy comes with the board module, and the player
+(and any model) is created while START is handled.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+_T0 = time.perf_counter()
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
+             "NUMEXPR_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+
+def base_dir() -> str:
+    """Where the engine's files (``models/`` etc.) are: PyInstaller's unpack folder (``sys._MEIPASS``) when
+    frozen in one file, the executable's folder when frozen in one folder, else this file's folder."""
+    meipass = getattr(sys, "_MEIPASS", None)
+    if meipass:
+        return str(meipass)
+    if getattr(sys, "frozen", False):
+        return os.path.dirname(os.path.abspath(sys.executable))
+    return os.path.dirname(os.path.abspath(__file__))
+
+
+def models_dir() -> str:
+    """The folder holding the shipped networks (``<base_dir>/models``)."""
+    return os.path.join(base_dir(), "models")
+
+
+_BASE = base_dir()
+if _BASE not in sys.path:
+    sys.path.insert(0, _BASE)
+os.environ.setdefault("PYGOMOKU_HOME", _BASE)
+
+
+def _parse_args(argv: list) -> dict:
+    opts: dict = {"log": None, "version": False}
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--log" and i + 1 < len(argv):
+            opts["log"] = argv[i + 1]
+            i += 1
+        elif a.startswith("--log="):
+            opts["log"] = a.split("=", 1)[1]
+        elif a == "--version":
+            opts["version"] = True
+        i += 1  # anything else is ignored: a brain must not fail on unexpected arguments
+    return opts
+
+
+def main(argv: "list | None" = None) -> int:
+    """Entry point: run the brain on stdin/stdout (never returns when the brain runs)."""
+    opts = _parse_args(list(sys.argv[1:] if argv is None else argv))
+    if opts["version"]:
+        from gomoku_ai import __version__
+        print(f"pygomoku {__version__}")
+        return 0
+    from gomoku_ai.timeman import monotonic_ms, process_age_ms
+    age = process_age_ms()
+    now = monotonic_ms()
+    if age is None:  # no OS support: time since this module started, plus a typical interpreter start
+        age = now - _T0 * 1000.0 + 50.0
+    from protocol.stdio import run_stdio
+    return run_stdio(log_path=opts["log"], process_start_ms=now - age)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,687 @@
+"""Conformance checks of the brain against docs/PROTOCOL.md section 10, driving ``python engine.py`` as a
+subprocess (PYTHONUNBUFFERED unset; see conftest.EngineProcess), each with LF and CR LF input where it makes
+sense. Check 38 (every line ends with LF, no CR, no trailing space) and check 37's "stderr stays empty" are
+asserted for *every* engine started here, at fixture teardown.
+
+Check 40 (full games under c-gomoku-cli, also with -sendbyboard, two games in a row) needs the c-gomoku-cli
+binary, which this environment does not have; the manager-style tests below (pipelined START/INFO/BOARD, START
+reused between games, BOARD every move) cover the brain's side of it.
+
+Timing tests use the ``sleepy`` diagnostic player (PYGOMOKU_PLAYER=sleepy, protocol/testplayers.py), which
+thinks until its soft deadline or the stop event, as a real search would.
+"""
+from __future__ import annotations
+
+import random
+import re
+import statistics
+import time
+
+import pytest
+
+from gomoku_ai import timeman
+from gomoku_ai.board import Board
+
+EOLS = pytest.mark.parametrize("eol", ["\n", "\r\n"], ids=["LF", "CRLF"])
+SLEEPY = {"PYGOMOKU_PLAYER": "sleepy"}
+ABOUT_RE = re.compile(r'name="[^"]+"(, *\w+="[^"]*")*')
+
+
+def assert_move_line(line: str) -> None:
+    assert re.fullmatch(r"\d+,\d+", line), f"not a move line: {line!r}"
+
+
+FAST_TURN = 100  # ms per move for tests that only need a legal, sane move from the real player
+
+
+def _start15(e, eol, turn=FAST_TURN):
+    e.send("START 15", eol=eol)
+    assert e.reply() == "OK"
+    e.send(f"INFO timeout_turn {turn}", eol=eol)
+
+
+# ------------------------------------------------------------------------------------------ 1-7: start-up
+@EOLS
+def test_01_about_first_and_alone(engine, eol):
+    e = engine()
+    e.no_output(1.0 if eol == "\n" else 0.3)  # nothing printed unprompted at start-up (P4)
+    e.send("ABOUT", eol=eol)
+    line = e.read()
+    assert ABOUT_RE.fullmatch(line), line
+    assert 'name="pygomoku"' in line
+    e.no_output(0.2)
+
+
+@EOLS
+@pytest.mark.parametrize("size", [15, 20])
+def test_02_03_start_ok(engine, eol, size):
+    e = engine()
+    e.send(f"START {size}", eol=eol)
+    assert e.read() == "OK"
+
+
+@EOLS
+def test_04_bad_sizes_error_and_stay_alive(engine, eol):
+    e = engine()
+    for bad in ("START 3", "START 1000", "START 4", "START 33", "START -1", "START 0", "START x"):
+        e.send(bad, eol=eol)
+        assert e.reply().startswith("ERROR"), bad
+    e.send("START 15", eol=eol)
+    assert e.reply() == "OK"
+    assert e.proc.poll() is None
+
+
+@EOLS
+def test_05_lower_case(engine, eol):
+    e = engine()
+    e.send("start 15", eol=eol)
+    assert e.read() == "OK"
+    e.send(f"info timeout_turn {FAST_TURN}", "begin", eol=eol)
+    e.move()
+
+
+@EOLS
+def test_06_yixin_start_w_h(engine, eol):
+    e = engine()
+    e.send("START 15 15", eol=eol)
+    assert e.read() == "OK"
+    e.send(f"INFO timeout_turn {FAST_TURN}", "TURN 14,14", eol=eol)
+    x, y = e.move()
+    assert 0 <= x < 15 and 0 <= y < 15
+    e.send("TURN 15,15", eol=eol)  # off a 15x15 board
+    assert e.reply().startswith("ERROR")
+
+
+def test_07_crlf_start_gives_plain_ok(engine):
+    e = engine()
+    e.send("START 15", eol="\r\n")
+    t, line = e.read_timed()
+    assert line == "OK"
+    assert bytes(e.raw) == b"OK\n"
+
+
+# ------------------------------------------------------------------------------------------ 8-15: moves
+@EOLS
+def test_08_begin_near_centre(engine, eol):
+    e = engine()
+    _start15(e, eol)
+    e.send("BEGIN", eol=eol)
+    x, y = e.move()
+    assert abs(x - 7) <= 2 and abs(y - 7) <= 2
+
+
+@EOLS
+def test_09_begin_then_turn(engine, eol):
+    e = engine()
+    _start15(e, eol)
+    e.send("BEGIN", eol=eol)
+    first = e.move()
+    e.send("TURN 8,8", eol=eol)
+    second = e.move()
+    assert second not in (first, (8, 8))
+
+
+@EOLS
+def test_10_turn_without_begin(engine, eol):
+    e = engine()
+    _start15(e, eol)
+    e.send("TURN 7,7", eol=eol)
+    x, y = e.move()
+    assert (x, y) != (7, 7) and 0 <= x < 15 and 0 <= y < 15
+
+
+@EOLS
+@pytest.mark.parametrize("order", [("7,7,1", "8,8,2"), ("8,8,2", "7,7,1")], ids=["in-order", "reversed"])
+def test_11_12_board_any_order(engine, eol, order):
+    e = engine()
+    _start15(e, eol)
+    e.send("BOARD", *order, "DONE", eol=eol)
+    assert e.move() not in ((7, 7), (8, 8))
+
+
+@EOLS
+def test_13_empty_board_means_we_move_first(engine, eol):
+    e = engine()
+    _start15(e, eol)
+    e.send("BOARD", "DONE", eol=eol)
+    first = e.move()
+    e.send("TURN 0,0", eol=eol)  # the game goes on from there
+    assert e.move() not in (first, (0, 0))
+
+
+@EOLS
+def test_14_wall_squares_are_never_played(engine, eol):
+    e = engine()
+    e.send("START 5", f"INFO timeout_turn {FAST_TURN}", eol=eol)
+    assert e.reply() == "OK"
+    walls = [f"{x},{y},3" for y in range(5) for x in range(5) if (x, y) != (3, 1)]
+    e.send("BOARD", *walls, "DONE", eol=eol)
+    assert e.move() == (3, 1)
+    # a four whose winning squares are walled: the walls are not played
+    _start15(e, eol)
+    e.send("BOARD", "3,7,1", "4,7,1", "5,7,1", "6,7,1", "2,7,3", "7,7,3",
+           "0,0,2", "0,14,2", "14,0,2", "14,14,2", "DONE", eol=eol)
+    assert e.move() not in ((2, 7), (7, 7))
+
+
+@EOLS
+def test_15_wins_and_blocks(engine, eol):
+    e = engine()
+    _start15(e, eol)
+    e.send("BOARD", "3,7,1", "4,7,1", "5,7,1", "6,7,1", "3,8,2", "4,8,2", "5,8,2", "10,10,2", "DONE", eol=eol)
+    assert e.move() in ((2, 7), (7, 7))
+    e.send("BOARD", "3,7,2", "4,7,2", "5,7,2", "6,7,2", "3,9,1", "9,12,1", "12,3,1", "DONE", eol=eol)
+    assert e.move() in ((2, 7), (7, 7))
+    e.send("BOARD", "3,3,2", "4,4,2", "5,5,2", "6,6,2", "7,7,1", "0,9,1", "1,12,1", "DONE", eol=eol)
+    assert e.move() == (2, 2)  # the four is blocked at one end: the other must be taken
+
+
+# ------------------------------------------------------------------------------------------ 16-24: INFO
+@EOLS
+def test_16_info_lines_are_silent(engine, eol, tmp_path):
+    e = engine()
+    e.send("START 15", eol=eol)
+    assert e.read() == "OK"
+    e.send("INFO timeout_turn 1000", "INFO timeout_match 60000", "INFO max_memory 367001600",
+           "INFO game_type 1", "INFO rule 0", f"INFO folder {tmp_path}", "INFO time_left 59000",
+           "INFO thread_num 2", "INFO time_increment 0", "INFO caution_factor 1", "INFO hash_size 0",
+           "INFO pondering 0", "INFO show_detail 0", "INFO max_depth 0", "INFO max_node -1", eol=eol)
+    e.sync(eol)
+    assert not list(tmp_path.glob("pygomoku*")), "INFO folder must not create files unless logging there"
+
+
+@EOLS
+@pytest.mark.parametrize("line", ["INFO some_unknown_key 5", "INFO evaluate 3,4", "INFO", "INFO timeout_turn",
+                                  "INFO timeout_turn abc", "INFO rule x", "info TIME_LEFT 5000"])
+def test_17_18_unknown_and_odd_info_are_silent(engine, eol, line):
+    e = engine()
+    _start15(e, eol)
+    e.send(line, eol=eol)
+    e.sync(eol)
+    e.send("BEGIN", eol=eol)
+    e.move()
+
+
+@EOLS
+def test_19_timeout_turn_zero_answers_at_once(engine, eol):
+    e = engine(SLEEPY)
+    _start15(e, eol)
+    e.send("INFO timeout_turn 0", eol=eol)
+    t0 = e.send("BEGIN", eol=eol)
+    t1, line = e.reply_timed()
+    assert_move_line(line)
+    print(f"\ntimeout_turn 0: move after {1000 * (t1 - t0):.1f} ms")
+    assert t1 - t0 < 0.15
+
+
+def test_20_turn_limit_respected(engine):
+    """timeout_turn 2000, unlimited game time: every move arrives before 2000 ms minus a margin (2 moves with
+    the sleepy player, which uses all its time; then up to 10 moves of the real player at 300 ms, to keep the
+    test short)."""
+    e = engine(SLEEPY)
+    _start15(e, "\n")
+    e.send("INFO timeout_turn 2000", "INFO timeout_match 0", "INFO time_left 2147483647")
+    lat = []
+    for i, cmd in enumerate(["BEGIN", "TURN 0,0"]):
+        t0 = e.send(cmd)
+        t1, line = e.reply_timed(5)
+        assert_move_line(line)
+        lat.append(1000 * (t1 - t0))
+    print(f"\ntimeout_turn 2000 (sleepy): {', '.join(f'{v:.0f}' for v in lat)} ms")
+    assert all(1500 < v < 2000 - 50 for v in lat), lat
+    e2 = engine()
+    _start15(e2, "\n", turn=300)
+    e2.send("INFO time_left 2147483647")
+    lat2: list = []
+    _play_game(e2, random.Random(20), Board(15), "\n", first_cmd="BEGIN", max_moves=10, latencies=lat2)
+    print(f"timeout_turn 300 (default player): max {max(lat2):.0f} ms over {len(lat2)} moves")
+    assert max(lat2) < 300 - 50
+
+
+@EOLS
+def test_21_small_time_left_respected(engine, eol):
+    e = engine(SLEEPY)
+    _start15(e, eol)
+    e.send("INFO timeout_turn 5000", "INFO timeout_match 10000", "INFO time_left 300", eol=eol)
+    t0 = e.send("BEGIN", eol=eol)
+    t1, line = e.reply_timed()
+    assert_move_line(line)
+    print(f"\ntime_left 300: move after {1000 * (t1 - t0):.1f} ms")
+    assert t1 - t0 < 0.15
+
+
+@EOLS
+def test_22_negative_time_left(engine, eol):
+    e = engine(SLEEPY)
+    _start15(e, eol)
+    e.send("INFO timeout_turn 5000", "INFO timeout_match 10000", "INFO time_left -50", eol=eol)
+    t0 = e.send("BEGIN", eol=eol)
+    t1, line = e.reply_timed()
+    assert_move_line(line)
+    assert t1 - t0 < 0.15
+
+
+@EOLS
+def test_23_max_node_and_max_depth_accepted(engine, eol):
+    e = engine()
+    _start15(e, eol)
+    e.send("INFO max_node 200", "INFO max_depth 3", eol=eol)
+    e.sync(eol)
+    e.send("BEGIN", eol=eol)
+    e.move()
+
+
+@EOLS
+def test_24_rule_values_are_silent(engine, eol):
+    e = engine()
+    for v in (1, 4, 2, 8, 0, 5, 6, 9, 3):
+        e.send(f"INFO rule {v}", eol=eol)
+    e.sync(eol)
+    e.send("INFO rule 4", "START 15", eol=eol)
+    assert e.reply() == "OK"
+    e.send("YXSHOWFORBID", eol=eol)  # renju, Black to move on an empty board: nothing is forbidden
+    line = e.reply()
+    assert line == "FORBID ." or line.startswith("ERROR YXSHOWFORBID")
+
+
+# ------------------------------------------------------------------------------------------ 25-31
+@EOLS
+def test_25_restart_clears(engine, eol):
+    e = engine()
+    _start15(e, eol)
+    e.send("BEGIN", eol=eol)
+    e.move()
+    e.send("BEGIN", eol=eol)  # not on a non-empty board
+    assert e.reply().startswith("ERROR")
+    e.send("RESTART", eol=eol)
+    assert e.reply() == "OK"
+    e.send("BEGIN", eol=eol)
+    x, y = e.move()
+    assert abs(x - 7) <= 2 and abs(y - 7) <= 2
+
+
+@EOLS
+def test_26_start_again_without_restart(engine, eol):
+    e = engine()
+    _start15(e, eol)
+    e.send("TURN 7,7", eol=eol)
+    e.move()
+    e.send("START 15", eol=eol)
+    assert e.reply() == "OK"  # INFO settings persist across START
+    e.send("TURN 7,7", eol=eol)  # would be an error on the old board
+    assert e.move() != (7, 7)
+    e.send("START 20", eol=eol)
+    assert e.reply() == "OK"
+    e.send("BEGIN", eol=eol)
+    x, y = e.move()
+    assert abs(x - 10) <= 2 and abs(y - 10) <= 2
+
+
+@EOLS
+def test_27_rectstart(engine, eol):
+    e = engine()
+    e.send("RECTSTART 20,15", f"INFO timeout_turn {FAST_TURN}", eol=eol)
+    assert e.reply() == "OK"
+    e.send("TURN 19,14", eol=eol)
+    for opp in [(0, 14), (19, 0), (18, 14), (0, 0)]:
+        x, y = e.move()
+        assert 0 <= x < 20 and 0 <= y < 15
+        e.send(f"TURN {opp[0]},{opp[1]}", eol=eol)
+    x, y = e.move()
+    assert 0 <= x < 20 and 0 <= y < 15
+    e.send("TURN 14,19", eol=eol)  # y out of range on a 20x15 board
+    assert e.reply().startswith("ERROR")
+
+
+@EOLS
+def test_28_takeback(engine, eol):
+    e = engine()
+    _start15(e, eol)
+    e.send("BEGIN", eol=eol)
+    mx, my = e.move()
+    e.send(f"TAKEBACK {mx},{my}", eol=eol)
+    assert e.reply() == "OK"
+    e.send(f"TURN {mx},{my}", eol=eol)  # the square is free again; the opponent takes it
+    assert e.move() != (mx, my)
+    e.send("TAKEBACK 0,0", eol=eol)  # nothing there
+    assert e.reply().startswith("ERROR")
+
+
+@EOLS
+def test_29_play(engine, eol):
+    e = engine()
+    _start15(e, eol)
+    e.send("PLAY 3,4", eol=eol)
+    assert e.reply() == "3,4"
+    e.send("TURN 3,4", eol=eol)  # occupied by our stone now
+    assert e.reply().startswith("ERROR")
+    e.send("TURN 5,5", eol=eol)
+    assert e.move() not in ((3, 4), (5, 5))
+
+
+@EOLS
+@pytest.mark.parametrize("line", ["FOO", "YXSOMETHING 1", "YXNBEST 3", "SUGGEST 1,1", "hello world"])
+def test_30_unknown_commands(engine, eol, line):
+    e = engine()
+    e.send(line, eol=eol)
+    assert e.read() == f"UNKNOWN {line}"
+    _start15(e, eol)
+    assert e.proc.poll() is None
+
+
+@EOLS
+def test_30b_swap2board(engine, eol):
+    e = engine()
+    _start15(e, eol)
+    e.send("SWAP2BOARD", "DONE", eol=eol)
+    pts = [tuple(map(int, p.split(","))) for p in e.reply().split(" ")]
+    assert len(pts) == 3 and len(set(pts)) == 3 and all(0 <= v < 15 for p in pts for v in p)
+    e.send("SWAP2BOARD", "7,7", "8,7", "9,9", "DONE", eol=eol)
+    r = e.reply()
+    assert r == "SWAP" or re.fullmatch(r"\d+,\d+( \d+,\d+)?", r)
+    e.send("SWAP2BOARD", "7,7", "8,7", "3,13", "13,2", "1,1", "DONE", eol=eol)
+    r = e.reply()
+    assert r == "SWAP" or re.fullmatch(r"\d+,\d+", r) and r not in ("7,7", "8,7", "3,13", "13,2", "1,1")
+    e.send("SWAP2BOARD", "7,7", "DONE", eol=eol)
+    assert e.reply().startswith("ERROR")
+
+
+@EOLS
+def test_31_yxboard_then_turn(engine, eol):
+    e = engine()
+    _start15(e, eol)
+    stones = ["7,7,1", "8,8,2", "7,8,1", "6,6,2"]
+    e.send("YXBOARD", *stones, "DONE", eol=eol)
+    e.send("YXSTOP", eol=eol)  # idle: no output
+    e.sync(eol)
+    e.send("TURN 9,9", eol=eol)
+    assert e.move() not in ((7, 7), (8, 8), (7, 8), (6, 6), (9, 9))
+
+
+# ------------------------------------------------------------------------------------------ 32-36
+def _thinking(engine, eol, turn_ms=30000):
+    e = engine(SLEEPY)
+    _start15(e, eol)
+    e.send(f"INFO timeout_turn {turn_ms}", "INFO timeout_match 0", eol=eol)
+    e.send("BEGIN", eol=eol)
+    e.no_output(0.2)  # it is thinking
+    return e
+
+
+@EOLS
+def test_32_yxstop_while_thinking(engine, eol):
+    e = _thinking(engine, eol)
+    t0 = e.send("YXSTOP", eol=eol)
+    t1, line = e.reply_timed(2)
+    assert_move_line(line)
+    print(f"\nYXSTOP -> move in {1000 * (t1 - t0):.1f} ms")
+    assert t1 - t0 < 0.2
+    e.no_output(0.3)  # never a second move
+    e.send("YXSTOP", eol=eol)  # idle now
+    e.sync(eol)
+
+
+@EOLS
+def test_32b_stop_alias(engine, eol):
+    e = _thinking(engine, eol)
+    t0 = e.send("STOP", eol=eol)
+    t1, line = e.reply_timed(2)
+    assert_move_line(line)
+    assert t1 - t0 < 0.2
+    e.sync(eol)
+
+
+@EOLS
+def test_33_info_while_thinking(engine, eol):
+    e = _thinking(engine, eol)  # timeout_match 0: time_left does not count
+    e.send("INFO time_left 500", "INFO show_detail 0", "INFO max_memory 0", eol=eol)
+    e.no_output(0.3)
+    e.send("YXSTOP", eol=eol)
+    assert_move_line(e.reply(1))
+    e.sync(eol)
+    e.send("TURN 0,0", "YXSTOP", eol=eol)
+    e.move(2)
+
+
+@EOLS
+def test_33b_shorter_clock_while_thinking(engine, eol):
+    """With a game clock, a smaller time_left during the search brings its end forward."""
+    e = engine(SLEEPY)
+    _start15(e, eol, turn=30000)
+    e.send("INFO timeout_match 600000", "INFO time_left 600000", "BEGIN", eol=eol)
+    e.no_output(0.3)
+    t0 = e.send("INFO time_left 500", eol=eol)
+    t1, line = e.reply_timed(2)
+    assert_move_line(line)
+    assert t1 - t0 < 0.3
+    e.sync(eol)
+
+
+@EOLS
+def test_34_end_while_thinking(engine, eol):
+    e = _thinking(engine, eol)
+    t0 = e.send("END", eol=eol)
+    rc = e.wait_exit(2)
+    dt = time.perf_counter() - t0
+    print(f"\nEND while thinking: exit after {1000 * dt:.1f} ms")
+    assert rc == 0 and dt < 0.5
+    e.no_output(0.05)
+
+
+@EOLS
+def test_35_end_when_idle(engine, eol):
+    e = engine()
+    _start15(e, eol)
+    t0 = e.send("END", eol=eol)
+    rc = e.wait_exit(2)
+    assert rc == 0 and time.perf_counter() - t0 < 0.5
+    assert bytes(e.raw) == b"OK\n"
+
+
+@EOLS
+@pytest.mark.parametrize("thinking", [False, True], ids=["idle", "thinking"])
+def test_36_eof_exits(engine, eol, thinking):
+    e = _thinking(engine, eol) if thinking else engine()
+    t0 = time.perf_counter()
+    e.proc.stdin.close()
+    rc = e.wait_exit(2)
+    assert rc == 0 and time.perf_counter() - t0 < 1.0
+    if thinking:  # what was owed is answered at once
+        assert_move_line(e.reply(1))
+
+
+# ------------------------------------------------------------------------------------------ 37-39
+def _play_game(e, rng, board, eol, first_cmd=None, max_moves=120, latencies=None):
+    """Play against a random-ish opponent until someone wins or max_moves; returns moves made by the engine."""
+    cmd = first_cmd
+    n = 0
+    while n < max_moves:
+        if cmd is None:  # the opponent's move: near the last stones
+            empties = [m for m in board.empty_squares()
+                       if any(abs(board.xy(m)[0] - board.xy(s)[0]) <= 1 and abs(board.xy(m)[1] - board.xy(s)[1]) <= 1
+                              for s in board.moves[-4:])] or board.empty_squares()
+            m = rng.choice(empties)
+            board.push(m)
+            if board.winner is not None or board.is_full():
+                return n
+            cmd = "TURN %d,%d" % board.xy(m)
+        t0 = e.send(cmd, eol=eol)
+        t1, line = e.reply_timed(5)
+        assert_move_line(line)
+        if latencies is not None:
+            latencies.append(1000 * (t1 - t0))
+        x, y = map(int, line.split(","))
+        mv = board.index(x, y)
+        assert board.is_empty(mv), f"illegal move {line}"
+        board.push(mv)
+        n += 1
+        if board.winner is not None or board.is_full():
+            return n
+        cmd = None
+    return n
+
+
+@EOLS
+def test_37_stderr_empty_over_a_game(engine, eol):
+    e = engine()
+    rng = random.Random(37)
+    for game in range(2):  # two games in one process, START reused (c-gomoku-cli style)
+        _start15(e, eol, turn=100)
+        e.send("INFO time_left 2147483647", eol=eol)
+        b = Board(15)
+        _play_game(e, rng, b, eol, first_cmd="BEGIN" if game == 0 else None, max_moves=40)
+    e.send("END", eol=eol)
+    assert e.wait_exit(2) == 0
+    e.close()
+    assert bytes(e.err) == b""
+
+
+@EOLS
+def test_40b_board_every_move(engine, eol):
+    """c-gomoku-cli -sendbyboard: the whole position every move, labelled so that the last stone is F=2."""
+    e = engine()
+    _start15(e, eol)
+    rng = random.Random(38)
+    b = Board(15)
+    for _ in range(15):
+        empties = b.empty_squares()
+        b.push(rng.choice([m for m in empties if 3 <= b.xy(m)[0] <= 11 and 3 <= b.xy(m)[1] <= 11]))
+        if b.winner is not None:
+            break
+        last = b[b.moves[-1]]
+        stones = [f"{b.xy(m)[0]},{b.xy(m)[1]},{2 if b[m] == last else 1}" for m in b.moves]
+        e.send("BOARD", *stones, "DONE", eol=eol)
+        x, y = e.move()
+        m = b.index(x, y)
+        assert b.is_empty(m)
+        b.push(m)
+        if b.winner is not None:
+            break
+    assert bytes(e.raw).endswith(b"\n") and b"\r" not in bytes(e.raw) and b" \n" not in bytes(e.raw)
+
+
+@EOLS
+def test_39_full_board(engine, eol):
+    e = engine()
+    _start15(e, eol)
+    # a full board with no five: rows of the pattern XXOO... shifted every row
+    stones = []
+    for y in range(15):
+        for x in range(15):
+            own = ((x + 2 * y) // 2) % 2 == 0
+            stones.append(f"{x},{y},{1 if own else 2}")
+    e.send("BOARD", *stones, "DONE", eol=eol)
+    assert e.reply().startswith("ERROR")
+    e.send("BOARD", *stones[:-1], "DONE", eol=eol)  # one square left: it must be played
+    assert e.move() == (14, 14)
+    e.send("START 15", eol=eol)
+    assert e.reply() == "OK"
+
+
+# ------------------------------------------------------------------------------------------ other
+@EOLS
+def test_errors_keep_state_consistent(engine, eol):
+    e = engine()
+    for cmd in ("BEGIN", "TURN 1,1", "BOARD", "DONE", "TAKEBACK 1,1", "PLAY 1,1", "RESTART", "YXSHOWFORBID"):
+        e.send(cmd, eol=eol)
+        if cmd == "BOARD":
+            continue
+        assert e.reply().startswith("ERROR"), cmd  # nothing started yet
+    _start15(e, eol)
+    e.send("TURN 7,7", eol=eol)
+    e.move()
+    for bad in ("TURN 7,7", "TURN 15,0", "TURN -1,0", "TURN 7", "PLAY 7,7", "TAKEBACK 99,99"):
+        e.send(bad, eol=eol)
+        assert e.reply().startswith("ERROR"), bad
+    e.send("BOARD", "1,1,1", "1,1,2", "DONE", eol=eol)  # the same square twice
+    assert e.reply().startswith("ERROR")
+    e.send("BOARD", "1,1,1", "2,2,7", "DONE", eol=eol)  # bad field
+    assert e.reply().startswith("ERROR")
+    e.send("BOARD", "1,1,1", "BEGIN", eol=eol)  # a BOARD without DONE
+    assert e.reply().startswith("ERROR")
+    assert e.reply().startswith("ERROR")  # BEGIN: the board is not empty
+    e.send("TURN 0,0", eol=eol)  # the game goes on where it was
+    assert e.move() not in ((7, 7), (0, 0))
+
+
+def test_manager_style_pipelined_start(engine):
+    """GomocupJudge: START and every INFO written at once, without waiting for OK, then BOARD; the clock
+    includes the interpreter's start-up. The sleepy player uses all the time it is given, so this checks that
+    the start-up is charged to the first move."""
+    for env, turn in ((SLEEPY, 1000), ({}, 1000), ({}, 0)):
+        e = engine(env)
+        e.send("START 15", f"INFO timeout_turn {turn}", "INFO timeout_match 180000", "INFO max_memory 367001600",
+               "INFO game_type 1", "INFO rule 0", "INFO time_left 180000",
+               "BOARD", "7,7,2", "DONE", eol="\r\n")
+        t_ok, ok = e.read_timed(5)
+        assert ok == "OK"
+        t_mv, line = e.reply_timed(5)
+        assert_move_line(line)
+        total = 1000 * (t_mv - e.t_start)
+        print(f"\n[{env.get('PYGOMOKU_PLAYER', 'default')}] process start -> OK {1000 * (t_ok - e.t_start):.0f} ms,"
+              f" -> first move {total:.0f} ms (timeout_turn {turn})")
+        assert total < (turn if turn else 1000) - 20
+
+
+def test_watchdog_answers_for_a_stuck_player(engine):
+    """A player that ignores deadlines and the stop event: the brain answers a fallback move at the hard
+    deadline, never a second move, and keeps answering while that player is still busy."""
+    e = engine({"PYGOMOKU_PLAYER": "stuck", "PYGOMOKU_STUCK_S": "1.0"})
+    _start15(e, "\n")
+    e.send("INFO timeout_turn 500", "INFO timeout_match 0")
+    t0 = e.send("BEGIN")
+    t1, line = e.reply_timed(3)
+    assert_move_line(line)
+    lat = 1000 * (t1 - t0)
+    print(f"\nstuck player: fallback move after {lat:.0f} ms (timeout_turn 500)")
+    assert lat < 500
+    t0 = e.send("TURN 0,0")  # the player is still stuck on the last search
+    t1, line = e.reply_timed(3)
+    assert_move_line(line)
+    assert 1000 * (t1 - t0) < 500
+    e.no_output(1.2)  # the late result is dropped
+    e.sync()
+
+
+@pytest.mark.slow
+def test_200_moves_latency(engine):
+    """200 moves with timeout_turn 1000 and a 6 s game clock (time_left sent before every move, as managers
+    do); restart the game (START) whenever it ends. No move may take 1000 ms or more."""
+    e = engine()
+    rng = random.Random(200)
+    lat = []
+    left = 6000
+    while len(lat) < 200:
+        e.send("START 20", "INFO timeout_turn 1000", "INFO timeout_match 6000")
+        assert e.reply() == "OK"
+        b = Board(20)
+        first = "BEGIN" if rng.random() < 0.5 else None
+        cmd = first
+        while len(lat) < 200:
+            if cmd is None:
+                near = [m for m in b.empty_squares()
+                        if any(max(abs(b.xy(m)[0] - b.xy(s)[0]), abs(b.xy(m)[1] - b.xy(s)[1])) <= 1
+                               for s in b.moves[-3:])] or b.empty_squares()
+                m = rng.choice(near)
+                b.push(m)
+                if b.winner is not None or b.is_full():
+                    break
+                cmd = "TURN %d,%d" % b.xy(m)
+            e.send(f"INFO time_left {left}")
+            t0 = e.send(cmd)
+            t1, line = e.reply_timed(5)
+            assert_move_line(line)
+            ms = 1000 * (t1 - t0)
+            lat.append(ms)
+            left = timeman.charge(left, ms)
+            x, y = map(int, line.split(","))
+            m = b.index(x, y)
+            assert b.is_empty(m)
+            b.push(m)
+            if b.winner is not None or b.is_full():
+                break
+            cmd = None
+    print(f"\n200 moves, timeout_turn 1000, 6 s clock: max {max(lat):.1f} ms, median "
+          f"{statistics.median(lat):.1f} ms, total {sum(lat):.0f} ms, clock left {left} ms")
+    assert max(lat) < 1000
+    assert sum(lat) < 6000
