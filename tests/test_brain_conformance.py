@@ -9,12 +9,21 @@ reused between games, BOARD every move) cover the brain's side of it.
 
 Timing tests use the ``sleepy`` diagnostic player (PYGOMOKU_PLAYER=sleepy, protocol/testplayers.py), which
 thinks until its soft deadline or the stop event, as a real search would.
+
+``PYGOMOKU_ENGINE_CMD`` runs the same checks against another brain command, e.g. a frozen build
+(``PYGOMOKU_ENGINE_CMD=dist/pbrain-pygomoku/pbrain-pygomoku``): a path to an executable, a shell-style command
+line, or a JSON list. Unset, the brain is ``python engine.py`` (conftest.EngineProcess).
 """
 from __future__ import annotations
 
+import json
+import os
 import random
 import re
+import shlex
 import statistics
+import subprocess
+import sys
 import time
 
 import pytest
@@ -23,6 +32,36 @@ from gomoku_ai import timeman
 from gomoku_ai.board import Board
 
 EOLS = pytest.mark.parametrize("eol", ["\n", "\r\n"], ids=["LF", "CRLF"])
+
+
+def _engine_cmd() -> "list | None":
+    raw = os.environ.get("PYGOMOKU_ENGINE_CMD", "").strip()
+    if not raw:
+        return None
+    cmd = [raw] if os.path.isfile(raw) else (
+        [str(a) for a in json.loads(raw)] if raw.startswith("[") else shlex.split(raw))
+    if os.path.isfile(cmd[0]):  # engines run in a scratch folder: a relative path would not resolve there
+        cmd[0] = os.path.abspath(cmd[0])
+    return cmd
+
+
+ENGINE_CMD = _engine_cmd()
+
+if ENGINE_CMD:
+    @pytest.fixture
+    def engine(engine, monkeypatch):
+        """conftest's ``engine`` factory, starting ``PYGOMOKU_ENGINE_CMD`` instead of ``python engine.py``."""
+        import conftest
+        popen = subprocess.Popen
+
+        def engine_popen(cmd, *a, **kw):
+            if list(cmd[:2]) == [sys.executable, str(conftest.ENGINE)]:
+                cmd = [*ENGINE_CMD, *cmd[2:]]
+            return popen(cmd, *a, **kw)
+        monkeypatch.setattr(conftest.subprocess, "Popen", engine_popen)
+        return engine
+
+
 SLEEPY = {"PYGOMOKU_PLAYER": "sleepy"}
 ABOUT_RE = re.compile(r'name="[^"]+"(, *\w+="[^"]*")*')
 
