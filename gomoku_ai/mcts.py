@@ -41,7 +41,7 @@ from .rules import BLACK, EMPTY, Rule
 
 WIN_Q = 10.0  # Q of a proven winning child (dominates any exploration bonus)
 LOSS_Q = -10.0
-NODE_BYTES = 3000  # measured average footprint of a node with ~60 children (see benchmarks)
+NODE_BYTES = 4000  # bytes per node with ~60 children (tracemalloc, 15x15 middle game: ~3950)
 
 
 class Node:

@@ -192,7 +192,7 @@ class Player:
         return max(cands, key=lambda mv: lg[mv])
 
 
-BASELINE_BYTES = 110 * 1024 * 1024  # interpreter + numpy + onnxruntime + model, measured (bench)
+BASELINE_BYTES = 180 * 1024 * 1024  # VmPeak of the brain with onnxruntime and a model, before search (bench_brain)
 
 
 def _legal_for(board: Board, moves: List[int]) -> List[int]:
