@@ -1,0 +1,613 @@
+"""Self-play: games of the current network against itself, written as training shards and SGF.
+
+Each game is played by the engine's own MCTS (tactics, solver and all) with the additions of
+AlphaZero / KataGo self-play:
+
+* **Dirichlet noise** on the root priors of every *full* search: ``alpha = noise_total / k`` for a
+  root with ``k`` candidate moves (KataGo's total-concentration form; ``noise_total = 10``), mixed in
+  with weight ``noise_fraction`` (0.25). Reused roots get fresh noise as well.
+* **Temperature**: moves are sampled from the root visits with ``temperature`` for the first
+  ``temp_moves`` plies after the opening, then ``temp_final`` (0 = the most visited move).
+* **Playout-cap randomisation** (KataGo, Wu 2019): each move is a full search (``visits_full``)
+  with probability ``p_full``, else a fast one (``visits_fast``, no noise). Only full-search
+  positions become training positions (policy target = normalised root visits, ``move = -1``);
+  every kept position gets the final result as value target. The SGF move comments say which
+  kind of search chose each move (``full``/``fast``, visits, root value).
+* **Tree reuse** between moves (the searcher keeps the subtree of the move played).
+* **Resignation**: the side to move resigns when, over the last ``resign_plies`` plies (both
+  sides' searches), every root value says it is losing by more than ``-resign_threshold``. In a
+  fraction ``resign_disabled_fraction`` of the games resignation is off; there the first point
+  where it *would* have resigned is remembered, the game is played out, and it counts as a false
+  resignation when that side then won or drew. ``false_resign_rate`` = false resignations /
+  games that would have resigned (KataGo and Leela Zero tune the threshold to keep it under ~5 %).
+* **Openings**: a file (``records.read_openings`` formats) or 1-3 random stones near the centre.
+
+Output, per batch of ``games_per_shard`` games (``<prefix>-<batch>.npz`` and
+``sgf/<prefix>-<batch>.sgf``, both written atomically), plus one JSON line per batch appended to
+``selfplay.jsonl``. A batch whose shard exists is not played again, so an interrupted run resumes.
+
+Games are deterministic given ``seed``: game ``g`` draws all its randomness from
+``SeedSequence([seed, g])``, batches are fixed ranges of games, and the network runs in one
+onnxruntime thread; the output does not depend on the number of workers.
+
+Workers are separate processes (``multiprocessing`` with the *spawn* start method); each loads
+the exported model with onnxruntime (1 thread) and never imports torch.
+"""
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from ..board import Board
+from ..evaluator import Evaluator, HeuristicEvaluator, UniformEvaluator
+from ..mcts import MCTS, MCTSConfig, Node
+from ..rules import BLACK, WHITE, Rule, Termination
+from .dataset import Positions, save_shard
+
+JSONL_NAME = "selfplay.jsonl"
+
+
+# ============================================================================ configuration
+@dataclass
+class SelfPlayConfig:
+    """Everything that shapes the games (see the module docstring)."""
+
+    width: int = 15
+    height: Optional[int] = None
+    n: int = 5                          # winning length
+    rule: str = "freestyle"
+    visits_full: int = 400
+    visits_fast: int = 64
+    p_full: float = 0.25
+    temperature: float = 1.0
+    temp_moves: int = 8                 # plies after the opening played with ``temperature``
+    temp_final: float = 0.0
+    noise_total: float = 10.0           # Dirichlet alpha = noise_total / number of root children
+    noise_fraction: float = 0.25
+    resign_threshold: float = -0.90     # root value (side to move) below which it is losing
+    resign_plies: int = 4               # consecutive plies (both sides) that must agree
+    resign_disabled_fraction: float = 0.10
+    opening_stones: Tuple[int, int] = (1, 3)   # random openings: min..max stones
+    opening_radius: int = 2             # random stones within this distance of the centre
+    max_plies: Optional[int] = None     # adjudicate a draw after this many plies (None: board full)
+    games_per_shard: int = 8
+    batch_size: int = 8                 # leaves per network call
+    tree_reuse: bool = True
+    mcts: Dict[str, Any] = field(default_factory=dict)   # MCTSConfig overrides (c_puct, ...)
+
+    def board(self) -> Board:
+        return Board(self.width, self.height, Rule.parse(self.rule), self.n)
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> "SelfPlayConfig":
+        names = {f.name for f in fields(cls)}
+        unknown = set(d) - names
+        if unknown:
+            raise ValueError(f"unknown self-play settings: {', '.join(sorted(unknown))}")
+        d = dict(d)
+        if "opening_stones" in d:
+            d["opening_stones"] = tuple(d["opening_stones"])
+        return cls(**d)
+
+
+# ============================================================================ search with noise
+class SelfPlayMCTS(MCTS):
+    """MCTS whose root priors get Dirichlet noise while :attr:`noise` is on, on a fresh root (at
+    its expansion) *and* on a reused one (at attach time): ``alpha = noise_total / k``.
+
+    Overrides two internal hooks of :class:`~gomoku_ai.mcts.MCTS` (``_attach``, ``_expand``)
+    because its own ``dirichlet_alpha`` only reaches roots expanded as roots, not reused subtrees.
+    """
+
+    def __init__(self, evaluator: Evaluator, config: Optional[MCTSConfig] = None, seed: int = 0,
+                 noise_total: float = 10.0, noise_fraction: float = 0.25) -> None:
+        config = config or MCTSConfig()
+        config.dirichlet_alpha = 0.0       # noise is applied here, not by the base class
+        super().__init__(evaluator, config, seed)
+        self.noise = False
+        self.noise_total = noise_total
+        self.noise_fraction = noise_fraction
+        self.noised_roots = 0
+
+    def _add_noise(self, node: Node) -> None:
+        k = len(node.moves)
+        if k < 2 or self.noise_fraction <= 0:
+            return
+        eta = self.rng.dirichlet(np.full(k, self.noise_total / k))
+        p = (1.0 - self.noise_fraction) * node.P + self.noise_fraction * eta
+        node.P = p
+        node.PU = p / (1.0 + node.N)
+        self.noised_roots += 1
+
+    def _attach(self, board: Board) -> None:
+        super()._attach(board)
+        root = self.root
+        if self.noise and root is not None and root.expanded and root.proven == 0:
+            self._add_noise(root)
+
+    def _expand(self, node: Node, logits: np.ndarray, value: float, is_root: bool) -> None:
+        super()._expand(node, logits, value, is_root)
+        if self.noise and is_root and node is self.root and node.proven == 0:
+            self._add_noise(node)
+
+
+# ============================================================================ resignation
+class ResignTracker:
+    """Root values of consecutive plies; says who resigns.
+
+    ``update(stm, value)`` records the root value of the side to move and returns ``stm`` when,
+    over the last ``plies`` plies, every value seen from ``stm``'s side (own values as they are,
+    the opponent's negated) is below ``threshold``; else None.
+    """
+
+    def __init__(self, threshold: float, plies: int) -> None:
+        self.threshold = threshold
+        self.plies = max(1, int(plies))
+        self.history: List[Tuple[int, float]] = []
+
+    def update(self, stm: int, value: float) -> Optional[int]:
+        self.history.append((stm, float(value)))
+        if len(self.history) < self.plies:
+            return None
+        for colour, v in self.history[-self.plies:]:
+            mine = v if colour == stm else -v
+            if not mine < self.threshold:
+                return None
+        return stm
+
+
+def is_false_resignation(would_resign: Optional[int], winner: Optional[int]) -> Optional[bool]:
+    """For a game played out with resignation off: None when nobody would have resigned, else
+    whether the side that would have resigned went on to win or draw (``winner`` None = draw)."""
+    if would_resign is None:
+        return None
+    return winner != 3 - would_resign
+
+
+# ============================================================================ openings
+Opening = Tuple[int, ...]          # flat moves, Black first
+
+
+def openings_to_flat(openings: Union[None, str, os.PathLike, Sequence], width: int,
+                     height: int) -> Optional[List[Opening]]:
+    """Openings given as a file (``records.read_openings``), or as lists of (x, y) or flat moves,
+    as tuples of flat moves."""
+    if openings is None:
+        return None
+    if isinstance(openings, (str, os.PathLike)):
+        from ..records import read_openings
+        openings = read_openings(Path(openings), width=width, height=height)
+    out: List[Opening] = []
+    for op in openings:
+        flat = []
+        for m in op:
+            if isinstance(m, (tuple, list)):
+                x, y = int(m[0]), int(m[1])
+                if not (0 <= x < width and 0 <= y < height):
+                    raise ValueError(f"opening move ({x},{y}) is off the {width}x{height} board")
+                flat.append(y * width + x)
+            else:
+                flat.append(int(m))
+        out.append(tuple(flat))
+    if not out:
+        raise ValueError("no openings")
+    return out
+
+
+def random_opening(board: Board, rng: np.random.Generator, stones: Tuple[int, int],
+                   radius: int) -> Opening:
+    """``stones[0]..stones[1]`` distinct random squares within ``radius`` of the centre."""
+    w, h = board.width, board.height
+    cx, cy = w // 2, h // 2
+    squares = [y * w + x for y in range(max(0, cy - radius), min(h, cy + radius + 1))
+               for x in range(max(0, cx - radius), min(w, cx + radius + 1))]
+    k = int(rng.integers(stones[0], stones[1] + 1))
+    k = min(k, len(squares))
+    return tuple(int(m) for m in rng.choice(squares, size=k, replace=False))
+
+
+# ============================================================================ one game
+@dataclass
+class GameResultInfo:
+    """What one game produced (positions are full-search positions only)."""
+
+    moves: List[int]
+    opening_len: int
+    winner: Optional[int]
+    termination: Termination
+    resign_enabled: bool
+    would_resign: Optional[int]        # resignation off: who would have resigned (first time)
+    would_resign_ply: Optional[int]
+    resigned: Optional[int]            # resignation on: who resigned
+    comments: Dict[int, str]
+    cells: List[np.ndarray]
+    stm: List[int]
+    last: List[int]
+    pi: List[np.ndarray]
+    full_moves: int = 0
+    fast_moves: int = 0
+    simulations: int = 0
+    evaluations: int = 0
+
+    @property
+    def false_resign(self) -> Optional[bool]:
+        if self.resign_enabled:
+            return None
+        return is_false_resignation(self.would_resign, self.winner)
+
+
+def play_game(evaluator: Evaluator, cfg: SelfPlayConfig, game_seed: Sequence[int],
+              openings: Optional[List[Opening]] = None) -> GameResultInfo:
+    """Play one self-play game; all randomness comes from ``SeedSequence(game_seed)``."""
+    ss = np.random.SeedSequence(list(game_seed))
+    s_game, s_mcts = ss.spawn(2)
+    rng = np.random.default_rng(s_game)
+    board = cfg.board()
+    size = board.size
+    mcfg = MCTSConfig(**cfg.mcts)
+    mcts = SelfPlayMCTS(evaluator, mcfg, seed=int(s_mcts.generate_state(1)[0]),
+                        noise_total=cfg.noise_total, noise_fraction=cfg.noise_fraction)
+    resign_enabled = bool(rng.random() >= cfg.resign_disabled_fraction)
+    if openings:
+        opening = openings[int(rng.integers(len(openings)))]
+    else:
+        opening = random_opening(board, rng, cfg.opening_stones, cfg.opening_radius)
+    comments: Dict[int, str] = {}
+    for m in opening:
+        if not board.is_empty(m):
+            raise ValueError(f"opening {opening} repeats a square")
+        comments[len(board.moves)] = "opening"
+        if board.push(m):
+            raise ValueError(f"opening {opening} already ends the game")
+    info = GameResultInfo(moves=[], opening_len=len(opening), winner=None,
+                          termination=Termination.BOARD_FULL, resign_enabled=resign_enabled,
+                          would_resign=None, would_resign_ply=None, resigned=None,
+                          comments=comments, cells=[], stm=[], last=[], pi=[])
+    tracker = ResignTracker(cfg.resign_threshold, cfg.resign_plies)
+    ply = 0
+    while True:
+        if board.winner is not None:
+            info.winner = board.winner
+            info.termination = Termination.FIVE
+            break
+        if board.is_full():
+            info.winner = None
+            info.termination = Termination.BOARD_FULL
+            break
+        if cfg.max_plies is not None and len(board.moves) >= cfg.max_plies:
+            info.winner = None
+            info.termination = Termination.ADJUDICATION
+            break
+        full = bool(rng.random() < cfg.p_full)
+        visits = cfg.visits_full if full else cfg.visits_fast
+        if not cfg.tree_reuse:
+            mcts.reset()
+        mcts.noise = full and cfg.noise_fraction > 0
+        st = mcts.search(board, visits=visits)
+        info.simulations += st.simulations
+        info.evaluations += st.evaluations
+        value = mcts.root_value()
+        stm = board.side_to_move
+        if full:
+            info.full_moves += 1
+            visits_arr = mcts.root_visits(size)
+            total = float(visits_arr.sum())
+            if total > 0:
+                info.cells.append(board.cells.copy())
+                info.stm.append(stm)
+                info.last.append(board.moves[-1] if board.moves else -1)
+                info.pi.append(visits_arr / total)
+        else:
+            info.fast_moves += 1
+        who = tracker.update(stm, value)
+        if who is not None:
+            if resign_enabled:
+                info.resigned = who
+                info.winner = 3 - who
+                info.termination = Termination.RESIGNATION
+                comments[len(board.moves)] = f"resigns v={value:+.3f}"
+                break
+            if info.would_resign is None:
+                info.would_resign = who
+                info.would_resign_ply = len(board.moves)
+        temp = cfg.temperature if ply < cfg.temp_moves else cfg.temp_final
+        move = mcts.sample_move(temp) if temp > 1e-3 else mcts.best_move()
+        if not board.is_empty(move):
+            raise AssertionError("self-play search chose an occupied square")
+        comments[len(board.moves)] = (f"{'full' if full else 'fast'} {int(mcts.root.n) if mcts.root else 0}"
+                                      f" v={value:+.3f}")
+        board.push(move)
+        ply += 1
+    info.moves = list(board.moves)
+    return info
+
+
+# ============================================================================ batches of games
+@dataclass
+class _Context:
+    """What a worker needs (pickled once per worker process)."""
+
+    model: str
+    cfg: SelfPlayConfig
+    out_dir: str
+    prefix: str
+    seed: int
+    openings: Optional[List[Opening]]
+    backend: str = "auto"
+
+
+def make_evaluator(model: Union[str, os.PathLike, Evaluator], batch_size: int = 8,
+                   backend: str = "auto") -> Evaluator:
+    """An evaluator for ``model``: an exported model (basename or file), ``"heuristic"``,
+    ``"uniform"``, or an :class:`Evaluator` (returned as it is). onnxruntime with one thread when
+    available; never torch."""
+    if isinstance(model, Evaluator):
+        return model
+    spec = os.fspath(model)
+    if spec == "heuristic":
+        return HeuristicEvaluator()
+    if spec == "uniform":
+        return UniformEvaluator()
+    from ..evaluator import NetworkEvaluator
+    from ..net import load_model
+    return NetworkEvaluator(load_model(spec, backend=backend, threads=1), batch_size=batch_size)
+
+
+def model_label(model: Union[str, os.PathLike, Evaluator]) -> str:
+    if isinstance(model, Evaluator):
+        return model.name
+    spec = os.fspath(model)
+    if spec in ("heuristic", "uniform"):
+        return spec
+    try:
+        from ..net import read_config
+        _, cfg = read_config(spec)
+        return str(cfg.get("name", Path(spec).name))
+    except Exception:  # a label only
+        return Path(spec).name
+
+
+def shard_path(out_dir: Path, prefix: str, batch: int) -> Path:
+    return Path(out_dir) / f"{prefix}-{batch:05d}.npz"
+
+
+def sgf_path(out_dir: Path, prefix: str, batch: int) -> Path:
+    return Path(out_dir) / "sgf" / f"{prefix}-{batch:05d}.sgf"
+
+
+class _Runner:
+    """Plays batches of games for one context (in a worker process, or in-process)."""
+
+    def __init__(self, ctx: _Context, evaluator: Optional[Evaluator] = None) -> None:
+        self.ctx = ctx
+        self.evaluator = evaluator if evaluator is not None else \
+            make_evaluator(ctx.model, ctx.cfg.batch_size, ctx.backend)
+        self.label = model_label(ctx.model) if evaluator is None else evaluator.name
+
+    def run_batch(self, task: Tuple[int, int, int]) -> Dict[str, Any]:
+        from ..records import GameRecord, GameResult, write_sgf, atomic_write_text
+        batch, first, count = task
+        ctx, cfg = self.ctx, self.ctx.cfg
+        t0 = time.perf_counter()
+        games: List[GameResultInfo] = []
+        for g in range(first, first + count):
+            games.append(play_game(self.evaluator, cfg, (ctx.seed, g), ctx.openings))
+        elapsed = time.perf_counter() - t0
+        board = cfg.board()
+        # ---- positions
+        cells, stm, last, pi, z, game_id = [], [], [], [], [], []
+        for k, gi in enumerate(games):
+            for c, s, lm, p in zip(gi.cells, gi.stm, gi.last, gi.pi):
+                cells.append(c)
+                stm.append(s)
+                last.append(lm)
+                pi.append(p)
+                z.append(0.0 if gi.winner is None else (1.0 if gi.winner == s else -1.0))
+                game_id.append(k)
+        n = len(cells)
+        h, w = board.height, board.width
+        pos = Positions(
+            cells=np.stack(cells).astype(np.int8) if n else np.zeros((0, h, w), np.int8),
+            stm=np.array(stm, np.int8), last=np.array(last, np.int16),
+            move=np.full(n, -1, np.int16), z=np.array(z, np.float32),
+            zw=np.ones(n, np.float32), game=np.array(game_id, np.int32),
+            pi=(np.stack(pi).astype(np.float16) if n else np.zeros((0, h * w), np.float16)))
+        # ---- SGF collection (one file per batch), written before the shard
+        texts = []
+        for k, gi in enumerate(games):
+            b = cfg.board()
+            for m in gi.moves:
+                b.push(m)
+            note = (f"selfplay seed={ctx.seed} game={first + k} n={cfg.n} opening={gi.opening_len}"
+                    f" resign={'on' if gi.resign_enabled else 'off'}")
+            if gi.would_resign is not None:
+                note += f" would_resign={'B' if gi.would_resign == BLACK else 'W'}" \
+                        f"@{gi.would_resign_ply}"
+            if gi.false_resign is not None:
+                note += f" false_resign={int(gi.false_resign)}"
+            rec = GameRecord.from_board(b, GameResult(gi.winner, gi.termination),
+                                        black=self.label, white=self.label,
+                                        metadata={"sgf": {"GC": note},
+                                                  "move_comments": gi.comments})
+            texts.append(write_sgf(rec))
+        sp = sgf_path(Path(ctx.out_dir), ctx.prefix, batch)
+        sp.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(sp, "".join(texts))
+        spath = shard_path(Path(ctx.out_dir), ctx.prefix, batch)
+        save_shard(pos, spath)   # may hold 0 positions (all games ended before a full search)
+        # ---- stats
+        plies = [len(gi.moves) - gi.opening_len for gi in games]
+        disabled = [gi for gi in games if not gi.resign_enabled]
+        would = [gi for gi in disabled if gi.would_resign is not None]
+        stats = {
+            "prefix": ctx.prefix, "batch": batch, "first_game": first, "games": count,
+            "positions": n, "full_moves": sum(gi.full_moves for gi in games),
+            "fast_moves": sum(gi.fast_moves for gi in games),
+            "simulations": sum(gi.simulations for gi in games),
+            "evaluations": sum(gi.evaluations for gi in games),
+            "black_wins": sum(gi.winner == BLACK for gi in games),
+            "white_wins": sum(gi.winner == WHITE for gi in games),
+            "draws": sum(gi.winner is None for gi in games),
+            "resigned": sum(gi.resigned is not None for gi in games),
+            "resign_disabled": len(disabled), "would_resign": len(would),
+            "false_resigns": sum(bool(gi.false_resign) for gi in would),
+            "plies": sum(plies), "max_plies": max(plies) if plies else 0,
+            "elapsed_s": round(elapsed, 3), "shard": spath.name, "sgf": f"sgf/{sp.name}",
+            "pid": os.getpid(), "torch_loaded": "torch" in sys.modules,
+        }
+        stats["false_resign_rate"] = (round(stats["false_resigns"] / stats["would_resign"], 4)
+                                      if stats["would_resign"] else None)
+        return stats
+
+
+_WORKER: Optional[_Runner] = None
+
+
+def _worker_init(ctx: _Context) -> None:
+    global _WORKER
+    _WORKER = _Runner(ctx)
+
+
+def _worker_batch(task: Tuple[int, int, int]) -> Dict[str, Any]:
+    assert _WORKER is not None
+    return _WORKER.run_batch(task)
+
+
+def read_jsonl(path: Path) -> List[Dict[str, Any]]:
+    """The JSON lines of ``path`` (a torn last line, from a crash, is ignored)."""
+    out: List[Dict[str, Any]] = []
+    if not path.exists():
+        return out
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                continue
+    return out
+
+
+def _append_jsonl(path: Path, rec: Dict[str, Any]) -> None:
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(json.dumps(rec) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def summarize(batches: Iterable[Dict[str, Any]], wall_s: Optional[float] = None) -> Dict[str, Any]:
+    """Totals over batch stats lines, with rates."""
+    keys = ("games", "positions", "full_moves", "fast_moves", "simulations", "evaluations",
+            "black_wins", "white_wins", "draws", "resigned", "resign_disabled", "would_resign",
+            "false_resigns", "plies")
+    tot: Dict[str, Any] = {k: 0 for k in keys}
+    elapsed = 0.0
+    nb = 0
+    for b in batches:
+        nb += 1
+        for k in keys:
+            tot[k] += int(b.get(k, 0))
+        elapsed += float(b.get("elapsed_s", 0.0))
+    tot["batches"] = nb
+    tot["false_resign_rate"] = (round(tot["false_resigns"] / tot["would_resign"], 4)
+                                if tot["would_resign"] else None)
+    tot["mean_plies"] = round(tot["plies"] / tot["games"], 2) if tot["games"] else 0.0
+    tot["worker_s"] = round(elapsed, 3)
+    if wall_s is not None:
+        tot["wall_s"] = round(wall_s, 3)
+        if wall_s > 0:
+            tot["games_per_hour"] = round(tot["games"] * 3600.0 / wall_s, 1)
+            tot["positions_per_s"] = round(tot["positions"] / wall_s, 3)
+            tot["moves_per_s"] = round((tot["full_moves"] + tot["fast_moves"]) / wall_s, 3)
+            tot["simulations_per_s"] = round(tot["simulations"] / wall_s, 1)
+    return tot
+
+
+def run_selfplay(model_path: Union[str, os.PathLike, Evaluator], out_dir: Union[str, os.PathLike],
+                 games: int, workers: int = 1, visits_full: int = 400, visits_fast: int = 64,
+                 p_full: float = 0.25, board_size: Union[int, Tuple[int, int]] = 15,
+                 rule: str = "freestyle", seed: int = 1,
+                 openings: Union[None, str, os.PathLike, Sequence] = None, *,
+                 n: int = 5, prefix: str = "sp", config: Optional[SelfPlayConfig] = None,
+                 log: Optional[Callable[[Dict[str, Any]], None]] = None,
+                 backend: str = "auto", **overrides: Any) -> Dict[str, Any]:
+    """Play ``games`` self-play games with the model at ``model_path`` into ``out_dir``.
+
+    ``workers``: processes (spawn); 0 plays in this process (also the only way to pass an
+    :class:`Evaluator` object as ``model_path``). ``board_size``: an int or (width, height).
+    ``config`` gives every setting at once (the explicit arguments then are ignored except
+    ``games``/``workers``/``seed``/``openings``); ``overrides`` are further
+    :class:`SelfPlayConfig` fields (``temp_moves=...``, ``resign_threshold=...``).
+    Batches already written (their shard exists and has a stats line) are skipped. Returns the
+    totals of this call's batches (played or found), with rates over the wall time of the call.
+    """
+    if config is None:
+        w, h = (board_size, None) if isinstance(board_size, int) else board_size
+        config = SelfPlayConfig(width=int(w), height=None if h is None else int(h), n=n,
+                                rule=rule, visits_full=visits_full, visits_fast=visits_fast,
+                                p_full=p_full)
+    if overrides:
+        config = replace(config, **overrides)
+    if config.visits_full < 1 or config.visits_fast < 1:
+        raise ValueError("visits must be at least 1")
+    if not 0.0 <= config.p_full <= 1.0:
+        raise ValueError("p_full must be in [0, 1]")
+    board = config.board()   # checks the size and rule
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    flat_openings = openings_to_flat(openings, board.width, board.height)
+    gps = max(1, int(config.games_per_shard))
+    tasks = [(b, b * gps, min(gps, games - b * gps)) for b in range((games + gps - 1) // gps)]
+    jsonl = out / JSONL_NAME
+    done: Dict[int, Dict[str, Any]] = {}
+    for rec in read_jsonl(jsonl):
+        if rec.get("prefix") == prefix and rec.get("seed") == seed:
+            done[int(rec["batch"])] = rec
+    todo = [t for t in tasks if not (t[0] in done and shard_path(out, prefix, t[0]).exists()
+                                     and done[t[0]].get("games") == t[2])]
+    spec: Union[str, Evaluator] = model_path if isinstance(model_path, Evaluator) \
+        else os.fspath(model_path)
+    ctx = _Context(model=spec if isinstance(spec, str) else "in-process", cfg=config,
+                   out_dir=str(out), prefix=prefix, seed=int(seed), openings=flat_openings,
+                   backend=backend)
+    t0 = time.perf_counter()
+    results: List[Dict[str, Any]] = [done[t[0]] for t in tasks if t not in todo]
+
+    def finish(stats: Dict[str, Any]) -> None:
+        stats["seed"] = int(seed)
+        stats["model"] = ctx.model
+        _append_jsonl(jsonl, stats)
+        results.append(stats)
+        if log is not None:
+            log(stats)
+
+    if todo:
+        if isinstance(spec, Evaluator) or workers <= 0:
+            runner = _Runner(ctx, spec if isinstance(spec, Evaluator) else None)
+            for t in todo:
+                finish(runner.run_batch(t))
+        else:
+            for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+                os.environ.setdefault(var, "1")
+            mpc = mp.get_context("spawn")
+            with mpc.Pool(min(workers, len(todo)), initializer=_worker_init,
+                          initargs=(ctx,)) as pool:
+                for stats in pool.imap_unordered(_worker_batch, todo):
+                    finish(stats)
+    wall = time.perf_counter() - t0
+    summary = summarize(results, wall_s=wall)
+    summary["played_batches"] = len(todo)
+    summary["out_dir"] = str(out)
+    summary["prefix"] = prefix
+    summary["config"] = asdict(config)
+    return summary

@@ -1,0 +1,111 @@
+"""Gating: colour-swapped pairs on shared openings, pentanomial counts, SPRT decisions (accept a
+clearly stronger candidate, reject a clearly weaker one), the max-games cap, opening books with
+symmetries, journal resume, and network players from model files."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from gomoku_ai.board import Board
+from gomoku_ai.evaluator import HeuristicEvaluator
+from gomoku_ai.net import export_model, fold_batchnorm, random_model
+from gomoku_ai.rules import BLACK, WHITE
+from gomoku_ai.training.gating import (RandomPlayer, SearchPlayer, gate_openings, play_match_game,
+                                       run_gate)
+
+SMALL = dict(width=7, n=4)
+
+
+class Recorder:
+    """Wraps a player and records, per game, the colour it played and the opening it started from."""
+
+    def __init__(self, inner, name: str) -> None:
+        self.inner, self.name = inner, name
+        self.games = []
+        self.calls = 0
+
+    def new_game(self) -> None:
+        self.inner.new_game()
+        self.games.append(None)
+
+    def choose(self, board: Board) -> int:
+        self.calls += 1
+        if self.games[-1] is None:
+            self.games[-1] = board.side_to_move
+        return self.inner.choose(board)
+
+
+def strong() -> SearchPlayer:
+    return SearchPlayer(HeuristicEvaluator(), visits=16, name="heuristic")
+
+
+def test_strong_candidate_is_accepted_in_colour_swapped_pairs() -> None:
+    cand, best = Recorder(strong(), "strong"), Recorder(RandomPlayer(seed=1), "random")
+    r = run_gate(cand, best, max_games=40, elo1=200, seed=3, **SMALL)
+    assert r["decision"] == "accept"
+    assert r["llr"] >= r["bounds"][1] and r["bounds"] == [-2.9444, 2.9444]
+    assert r["games"] == 2 * r["pairs"] and r["games"] < 40
+    assert sum(r["pentanomial"]) == r["pairs"]
+    assert r["wins"] + r["draws"] + r["losses"] == r["games"]
+    assert r["ci95"][0] <= r["elo"] <= r["ci95"][1]
+    # each pair: the candidate is Black in the first game and White in the second
+    assert cand.games == [BLACK, WHITE] * r["pairs"]
+    assert best.games == [WHITE, BLACK] * r["pairs"]
+    assert r["candidate_black_score"] >= 0 and r["candidate_white_score"] >= 0
+
+
+def test_weak_candidate_is_rejected() -> None:
+    r = run_gate(RandomPlayer(seed=2), strong(), max_games=40, elo1=200, seed=3, **SMALL)
+    assert r["decision"] == "reject" and r["llr"] <= r["bounds"][0]
+    assert r["pentanomial"][0] > 0 and r["elo"] < 0
+
+
+def test_cap_gives_inconclusive_not_a_win_rate() -> None:
+    r = run_gate(strong(), strong(), max_games=4, seed=1, **SMALL)
+    assert r["decision"] == "inconclusive" and r["games"] == 4 and r["pairs"] == 2
+    assert set(r) >= {"pentanomial", "elo", "ci95", "llr", "bounds", "wins", "draws", "losses"}
+
+
+def test_pairs_share_the_opening_and_swap_colours() -> None:
+    board = Board(7, 7, n=4)
+    ops, reused = gate_openings(None, board, 5, seed=1)
+    assert len(set(ops)) == 5 and not reused
+    a, b = RandomPlayer(seed=5), RandomPlayer(seed=6)
+    w, end, moves = play_match_game(a, b, board, ops[0])
+    assert tuple(moves[:len(ops[0])]) == ops[0] and end in ("five", "board_full")
+
+
+def test_opening_file_with_symmetries(tmp_path: Path) -> None:
+    f = tmp_path / "ops.txt"
+    f.write_text("0,0, 1,0, 1,2\n0,0, 1,1\n")
+    board = Board(7, 7, n=4)
+    ops, reused = gate_openings(f, board, 10, seed=2)
+    assert not reused and len(set(ops)) == 10
+    ops, reused = gate_openings(f, board, 40, seed=2)    # 8 + 4 distinct images exist
+    assert reused and len(set(ops)) == 12
+    ops1, _ = gate_openings(f, board, 4, seed=2, symmetries=False)
+    assert len(set(ops1)) == 2
+
+
+def test_journal_resume_replays_nothing(tmp_path: Path) -> None:
+    j = tmp_path / "pairs.jsonl"
+    r1 = run_gate(strong(), RandomPlayer(seed=1), max_games=40, elo1=200, seed=4, journal=j,
+                  **SMALL)
+    cand = Recorder(strong(), "strong")
+    r2 = run_gate(cand, RandomPlayer(seed=1), max_games=40, elo1=200, seed=4, journal=j, **SMALL)
+    assert cand.calls == 0
+    for k in ("decision", "games", "pentanomial", "llr"):
+        assert r1[k] == r2[k]
+    assert len(j.read_text().splitlines()) == r1["pairs"]
+
+
+def test_network_models_from_files(tmp_path: Path) -> None:
+    bases = []
+    for s in (1, 2):
+        w = fold_batchnorm(random_model(blocks=2, channels=8, head_channels=8, value_fc=16, seed=s))
+        export_model(w, {"name": f"net{s}", "board_sizes": [[7, 7]]}, tmp_path / f"net{s}")
+        bases.append(tmp_path / f"net{s}")
+    r = run_gate(bases[0], bases[1], max_games=4, visits=8, **SMALL)
+    assert r["games"] == 4 and r["decision"] in ("accept", "reject", "inconclusive")
+    assert r["candidate"].endswith("net1") and r["best"].endswith("net2")
+    json.dumps(r)   # serialisable
