@@ -1,0 +1,317 @@
+"""The tournament runner (tools/tournament*.py): player specs, the schedule, a short round robin of in-process
+players, external engines (our engine.py and a crashing fake), resume after a kill or a torn results line,
+an SPRT match that stops when decided, worker processes (-j 2), and a stuck in-process search."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gomoku_ai.records import read_psq, read_sgf
+from gomoku_ai.rules import Rule
+from tools import tournament as T
+from tools.tournament_game import GameConfig, TimeControl
+from tools.tournament_players import (InProcessPlayer, SpecError, parse_player, parse_players,
+                                      split_player_tokens)
+from tools.tournament_results import ResultsFile
+from tools.tournament_schedule import build_schedule, transform_point
+
+ROOT = Path(__file__).resolve().parents[1]
+ENGINE = ROOT / "engine.py"
+PISKVORK = Path("/work/shared/data/openings/piskvork_openings.txt")
+
+
+@pytest.fixture(autouse=True)
+def _env(monkeypatch):
+    monkeypatch.delenv("PYTHONUNBUFFERED", raising=False)
+    monkeypatch.delenv("PYGOMOKU_PLAYER", raising=False)
+
+
+def run_cli(args, capsys=None):
+    code = T.main([str(a) for a in args])
+    out = capsys.readouterr().out if capsys is not None else ""
+    return code, out
+
+
+def results(out_dir):
+    recs, warns = ResultsFile(str(Path(out_dir) / "results.jsonl")).load()
+    return recs
+
+
+def finished_ids(text):
+    return [int(m) for m in re.findall(r"Finished game (\d+) ", text)]
+
+
+# ------------------------------------------------------------------------------------------ specs
+def test_player_specs():
+    ps = parse_players(["pure:400", "tactics", "heuristic:2s", "name=h2s", "random",
+                        "model:models/x.json:800", "cmd=python engine.py --log x.log", "name=ours", "nodes=200",
+                        "option.max_memory=1000", "threads=2", "tc=0/1", "env.FOO=1", "restart=game",
+                        "board=always"])
+    assert [p.kind for p in ps] == ["pure", "tactics", "heuristic", "random", "model", "external"]
+    assert ps[0].visits == 400 and ps[0].name == "pure:400"
+    assert ps[1].visits is None
+    assert ps[2].movetime_ms == 2000 and ps[2].name == "h2s"
+    assert ps[4].model == "models/x.json" and ps[4].visits == 800
+    e = ps[5]
+    assert e.cmd == ["python", "engine.py", "--log", "x.log"] and e.name == "ours" and e.nodes == 200
+    assert e.infos == [("max_memory", "1000")] and e.threads == 2 and e.tc == TimeControl(0, 1000, 0)
+    assert e.env == {"FOO": "1"} and e.restart == "game" and e.board_always
+    assert split_player_tokens(["a", "x=1", "cmd=b c", "y=2", "d"]) == [["a", "x=1"], ["cmd=b c", "y=2"], ["d"]]
+    # duplicate names become unique; the cmd name defaults to the file name
+    ps = parse_players(["random", "random", "cmd=./pbrain-foo.exe", "cmd=python3 -u /x/engine.py --log a.log"])
+    assert [p.name for p in ps] == ["random", "random#2", "pbrain-foo", "engine"]
+    for bad in (["nope:5"], ["pure:abc"], ["random:5"], ["pure", "bogus=1"], ["pure", "nodes=5"],
+                ["cmd="], ["cmd=x", "restart=never"], ["heuristic:0"], ["model:"]):
+        with pytest.raises(SpecError):
+            parse_players(bad)
+
+
+# ------------------------------------------------------------------------------------------ schedule
+def test_schedule_pairs_colours_openings_and_symmetries():
+    book = [[(7, 7), (8, 7), (8, 9)], [(7, 7), (8, 8), (7, 10)]]
+    s = build_schedule(3, "roundrobin", 6, 15, 15, Rule.FREESTYLE, seed=7, openings_kind="file", book=book,
+                       transform=True)
+    assert len(s) == 3 * 6 and [g.game for g in s] == list(range(18))
+    for a, b in zip(s[0::2], s[1::2]):  # a pair: same opening, colours swapped
+        assert a.pair == b.pair and a.opening == b.opening and (a.black, a.white) == (b.white, b.black)
+    # pair k uses the same opening in every pairing; the second pass through the book is transformed
+    for k in range(3):
+        ops = {tuple(g.opening) for g in s if g.round == k}
+        assert len(ops) == 1
+    assert s[0].opening_index == 0 and s[0].transform == 0
+    third = [g for g in s if g.round == 2][0]
+    assert third.opening_index == 0 and third.transform == 1
+    assert third.opening == [transform_point(x, y, 15, 15, 1) for x, y in book[0]]
+    # every player has both colours equally often
+    for p in range(3):
+        assert sum(g.black == p for g in s) == sum(g.white == p for g in s)
+    # deterministic, and a longer run extends the same schedule (resume with a larger --games)
+    s2 = build_schedule(3, "roundrobin", 10, 15, 15, Rule.FREESTYLE, seed=7, openings_kind="file", book=book,
+                        transform=True)
+    assert [g.to_dict() for g in s2[:18]] == [g.to_dict() for g in s]
+    r1 = build_schedule(2, "match", 8, 15, 15, Rule.FREESTYLE, seed=3, openings_kind="random", random_stones=3)
+    r2 = build_schedule(2, "match", 8, 15, 15, Rule.FREESTYLE, seed=3, openings_kind="random", random_stones=3)
+    assert [g.to_dict() for g in r1] == [g.to_dict() for g in r2]
+    assert len({tuple(g.opening) for g in r1}) == 4 and all(len(g.opening) == 3 for g in r1)
+    gs = build_schedule(4, "gauntlet", 2, 15, 15, Rule.FREESTYLE, seed=1)
+    assert {(min(g.black, g.white), max(g.black, g.white)) for g in gs} == {(0, 1), (0, 2), (0, 3)}
+    # the 8 symmetries of a square board are distinct
+    assert len({transform_point(1, 2, 15, 15, t) for t in range(8)}) == 8
+
+
+# ------------------------------------------------------------------------------------------ runs
+def test_round_robin_in_process(tmp_path, capsys):
+    out = tmp_path / "rr"
+    code, text = run_cli(["tactics:50", "pure:50", "heuristic:50", "--games", 2, "--out", out, "--seed", 11,
+                          "-j", 1, "--records", "sgf,psq", "--draw-after", 120], capsys)
+    assert code == 0, text
+    recs = results(out)
+    assert sorted(r["game"] for r in recs) == list(range(6))
+    assert all(r["offender"] is None for r in recs)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["games_played"] == 6 and len(summary["rating"]["elo"]) == 3
+    assert abs(sum(summary["rating"]["elo"])) < 1e-6  # pool mean 0
+    assert sum(p["games"] for p in summary["players"]) == 12
+    txt = (out / "summary.txt").read_text()
+    assert "Crosstable" in txt and "Ratings" in txt and "heuristic:50" in txt
+    cfg = json.loads((out / "tournament.json").read_text())
+    assert cfg["seed"] == 11 and cfg["format"] == "roundrobin"
+    for r in recs:
+        base = f"{r['game']:06d}-"
+        sgf = [p for p in (out / "games").iterdir() if p.name.startswith(base) and p.suffix == ".sgf"]
+        assert len(sgf) == 1
+        rec = read_sgf(sgf[0])
+        assert [list(m) for m in rec.moves] == r["moves"] and rec.black == r["black"]
+        assert rec.result is not None and rec.result.score() == r["result"]
+        psq = read_psq(sgf[0].with_suffix(".psq"))
+        assert [list(m) for m in psq.moves] == r["moves"]
+
+
+def test_resume_after_a_torn_results_line(tmp_path, capsys):
+    out = tmp_path / "resume"
+    args = ["heuristic:20", "pure:20", "random", "--games", 2, "--out", out, "--seed", 5, "-j", 1,
+            "--draw-after", 60]
+    code, _ = run_cli(args, capsys)
+    assert code == 0
+    path = out / "results.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    assert len(lines) == 6
+    # simulate an interruption: 3 finished games and half of the 4th line
+    path.write_bytes(b"".join(lines[:3]) + lines[3][: len(lines[3]) // 2])
+    code, text = run_cli(args, capsys)
+    assert code == 0
+    assert "torn last line" in text and "3 of 6 games already finished" in text
+    assert finished_ids(text) == [3, 4, 5]  # finished games are not replayed
+    new = path.read_bytes().splitlines(keepends=True)
+    assert new[:3] == lines[:3] and len(new) == 6
+    assert sorted(json.loads(x)["game"] for x in new) == list(range(6))
+    # a finished run: nothing more to play
+    code, text = run_cli(args, capsys)
+    assert code == 0 and finished_ids(text) == []
+    # more games extend the same schedule; changed settings are refused
+    code, text = run_cli(args[:4] + [4] + args[5:], capsys)
+    assert code == 0 and finished_ids(text) == [6, 7, 8, 9, 10, 11]
+    code, _ = run_cli(["heuristic:20", "pure:30", "random", "--games", 2, "--out", out, "-j", 1], capsys)
+    assert code == 2
+    code, _ = run_cli(args[:-2] + ["--draw-after", 50], capsys)
+    assert code == 2
+
+
+def test_kill_mid_tournament_then_resume(tmp_path, capsys):
+    out = tmp_path / "killed"
+    args = ["heuristic:30", "pure:30", "--games", 10, "--out", out, "--seed", 9, "-j", 1, "--draw-after", 80]
+    env = dict(os.environ)
+    env.pop("PYTHONUNBUFFERED", None)
+    proc = subprocess.Popen([sys.executable, "-m", "tools.tournament", *map(str, args)], cwd=str(ROOT), env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    path = out / "results.jsonl"
+    deadline = time.monotonic() + 30
+    try:
+        while time.monotonic() < deadline:
+            if path.exists() and path.read_bytes().count(b"\n") >= 3:
+                break
+            if proc.poll() is not None:
+                break
+            time.sleep(0.02)
+        assert proc.poll() is None, f"the run ended early: {proc.stderr.read()[-2000:]!r}"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    before = [json.loads(x) for x in path.read_bytes().split(b"\n") if x.strip()]
+    assert 3 <= len(before) < 10
+    code, text = run_cli(args, capsys)
+    assert code == 0
+    played = finished_ids(text)
+    done = {r["game"] for r in before}
+    assert not (set(played) & done), "a finished game was played again"
+    recs = results(out)
+    assert sorted(r["game"] for r in recs) == list(range(10))
+    assert [r["game"] for r in recs[:len(before)]] == [r["game"] for r in before]
+
+
+def test_sprt_match_stops_when_decided(tmp_path, capsys):
+    out = tmp_path / "sprt"
+    code, text = run_cli(["heuristic:30", "random", "--sprt", "--elo0", 0, "--elo1", 200, "--games", 100,
+                          "--out", out, "--seed", 3, "-j", 1], capsys)
+    assert code == 0
+    s = json.loads((out / "summary.json").read_text())
+    assert s["sprt"]["decision"] == "H1", s["sprt"]
+    assert s["sprt"]["llr"] >= s["sprt"]["upper"]
+    assert s["games_played"] < 60 and s["games_played"] % 2 == 0
+    assert s["stop_reason"].startswith("SPRT: H1")
+    assert "Score of heuristic:30 vs random" in text and "SPRT (logistic" in text
+    # rerunning a decided test plays nothing
+    code, text = run_cli(["heuristic:30", "random", "--sprt", "--elo0", 0, "--elo1", 200, "--games", 100,
+                          "--out", out, "-j", 1], capsys)
+    assert code == 0 and finished_ids(text) == []
+
+
+def test_external_engines_and_a_crash_in_a_tournament(tmp_path, capsys):
+    from tests.test_manager import FAKE
+    fake = tmp_path / "fake.py"
+    fake.write_text(FAKE)
+    marker = tmp_path / "crashed.once"
+    out = tmp_path / "ext"
+    code, text = run_cli([f"cmd={sys.executable} {ENGINE}", "name=ours", "nodes=20",
+                          f"cmd={sys.executable} {fake} crash {marker}", "name=crasher",
+                          "random", "--games", 2, "--tc", "0/2", "--tolerance", 500, "--draw-after", 16,
+                          "--out", out, "--seed", 2, "-j", 1], capsys)
+    assert code == 0, text
+    recs = results(out)
+    assert len(recs) == 6
+    crashes = [r for r in recs if r["termination"] == "crash"]
+    assert len(crashes) == 1 and crashes[0]["offender"] in ("black", "white")
+    loser = crashes[0]["black"] if crashes[0]["offender"] == "black" else crashes[0]["white"]
+    assert loser == "crasher"
+    others = [r for r in recs if r is not crashes[0]]
+    assert all(r["offender"] is None for r in others), others  # the restarted crasher plays on
+    s = json.loads((out / "summary.json").read_text())
+    crasher = [p for p in s["players"] if p["name"] == "crasher"][0]
+    assert crasher["failures"]["crash"] == 1
+    assert "crash" in (out / "summary.txt").read_text()
+
+
+def test_worker_processes(tmp_path, capsys):
+    out = tmp_path / "pool"
+    code, text = run_cli(["heuristic:20", "random", "--games", 4, "--out", out, "--seed", 4, "-j", 2,
+                          "--draw-after", 40], capsys)
+    assert code == 0, text
+    recs = results(out)
+    assert sorted(r["game"] for r in recs) == [0, 1, 2, 3]
+    assert (out / "logs" / "worker-0.log").exists()
+
+
+def test_stuck_in_process_search_loses_on_time():
+    class Stuck:
+        def think(self, board, limit, stop=None, on_info=None):
+            time.sleep(3)
+
+    from gomoku_ai.board import Board
+    from protocol.manager import EngineTimeout
+    p = InProcessPlayer(parse_player(["heuristic:10"]))
+    cfg = GameConfig(tolerance_ms=100, move_timeout_ms=1000)
+    p.new_game(cfg, TimeControl(), 1)
+    p._player = Stuck()
+    t0 = time.monotonic()
+    with pytest.raises(EngineTimeout):
+        p.move(Board(15), [], None, 100.0, TimeControl(0, 100, 0))
+    assert time.monotonic() - t0 < 0.5
+
+
+def test_bad_arguments_are_reported(tmp_path, capsys):
+    code, _ = run_cli(["random", "--out", tmp_path / "x"], capsys)
+    assert code == 2  # one player
+    code, _ = run_cli(["random", "random", "random", "--sprt", "--out", tmp_path / "x"], capsys)
+    assert code == 2
+    code, _ = run_cli(["random", "random", "--tc", "abc", "--out", tmp_path / "x"], capsys)
+    assert code == 2
+    code, _ = run_cli(["random", "random", "--openings", tmp_path / "nope.txt", "--out", tmp_path / "x"], capsys)
+    assert code == 2
+
+
+@pytest.mark.skipif(not PISKVORK.is_file(), reason="shared opening file absent")
+def test_opening_file_with_symmetries(tmp_path, capsys):
+    out = tmp_path / "book"
+    code, text = run_cli(["random", "random#b", "--games", 4, "--openings", PISKVORK, "--transform",
+                          "--out", out, "--seed", 1, "-j", 1, "--draw-after", 12], capsys)
+    # "random#b" is not a spec: the second player must be written "random name=b"
+    assert code == 2
+    code, text = run_cli(["random", "random", "name=b", "--games", 4, "--openings", PISKVORK, "--transform",
+                          "--out", out, "--seed", 1, "-j", 1, "--draw-after", 12], capsys)
+    assert code == 0, text
+    assert "opening 41" in text or "skipped" in text  # one Piskvork opening does not fit 15x15
+    recs = results(out)
+    assert [r["opening"] for r in recs] == [0, 0, 1, 1]
+
+
+@pytest.mark.parametrize("rule,size", [("renju", 15), ("standard", 20)])
+def test_rules_and_board_sizes(tmp_path, capsys, rule, size):
+    out = tmp_path / rule
+    code, text = run_cli(["random", "heuristic:10", "--rule", rule, "--size", size, "--games", 2,
+                          "--draw-after", 40, "--out", out, "--seed", 1, "-j", 1], capsys)
+    assert code == 0, text
+    recs = results(out)
+    assert len(recs) == 2 and all(r["offender"] is None for r in recs)
+    rec = read_sgf(next((out / "games").glob("000000-*.sgf")))
+    assert rec.rule is Rule(rule) and rec.width == size and [list(m) for m in rec.moves] == recs[0]["moves"]
+
+
+def test_gomoku_cli_has_the_tournament_subcommand(tmp_path, capsys):
+    from tools import cli
+    out = tmp_path / "cli"
+    code = cli.main(["tournament", "random", "random", "name=r2", "--format", "gauntlet", "--games", "2",
+                     "--out", str(out), "--seed", "1", "-j", "1", "--records", "none"])
+    assert code == 0
+    assert len(results(out)) == 2 and not any((out / "games").iterdir())
+    assert json.loads((out / "tournament.json").read_text())["format"] == "gauntlet"

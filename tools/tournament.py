@@ -1,0 +1,729 @@
+"""``gomoku tournament``: matches, round robins and gauntlets between in-process players and external engines.
+
+Usage (players first, then options; ``python -m tools.tournament`` works the same)::
+
+    gomoku tournament heuristic:200 pure:400 --games 20 --out runs/t/hp
+    gomoku tournament tactics:1000 pure:400 heuristic:800 --format roundrobin --games 10 -j 2 --out runs/t/rr
+    gomoku tournament heuristic:200 random --sprt --elo0 0 --elo1 200 --games 200 --out runs/t/sprt
+    gomoku tournament cmd="python engine.py" name=ours heuristic:800 --tc 60/5+0.5 \\
+        --openings /work/shared/data/openings/piskvork_openings.txt --transform --out runs/t/ext
+
+Player specs are documented in :mod:`tools.tournament_players`; the schedule in
+:mod:`tools.tournament_schedule`; the referee and time controls in :mod:`tools.tournament_game`; the results
+file and standings in :mod:`tools.tournament_results`; the statistics in :mod:`gomoku_ai.rating`.
+
+Output folder (``--out``)::
+
+    tournament.json   the configuration, including the seed (written atomically; checked on resume)
+    results.jsonl     one line per finished game, appended with fsync (the resume point)
+    summary.json      standings, ratings, pairwise and match statistics, SPRT state (atomic)
+    summary.txt       the same as text (atomic)
+    games/            one record per game: 000012-<black>-vs-<white>.sgf (and/or .psq)
+    logs/             runner.log (main process), worker-N.log (with -j > 1): engine stderr, warnings
+
+Resume: rerun the same command with the same ``--out``. Finished games (complete lines of ``results.jsonl``)
+are skipped, a torn last line is discarded, the schedule is rebuilt from the recorded seed, and only the
+missing games are played. ``--games`` may be raised to extend a finished run. Changing anything that shapes the
+schedule or the players (players, format, openings, rule, size, time control, visits, draw-after, seed) is
+refused.
+
+Never hang: every wait has a deadline (engine replies: budget + tolerance; start-up and START: the start-up
+timeout; moves without a time limit: the move timeout; in-process searches: the same deadlines, in a helper
+thread; worker processes: a per-pair wall limit, after which the worker and its engines are killed and the
+pair is replayed once).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import random
+import re
+import signal
+import sys
+import threading
+import time
+from collections import deque
+from typing import Any, Deque, Dict, List, Optional, Sequence, Tuple
+
+from gomoku_ai.records import GameRecord, GameResult, atomic_write_text, save_record
+from gomoku_ai.rules import BLACK, WHITE, Rule, Termination
+
+from .tournament_game import GameSpec, TimeControl, game_wall_limit_s
+from .tournament_players import SpecError, parse_players
+from .tournament_results import ResultsFile, err_text, format_summary, json_safe, summarize
+from .tournament_schedule import (FORMATS, build_schedule, file_sha256, load_book, pairings,
+                                  parse_openings_arg)
+
+log = logging.getLogger("gomoku.tournament")
+
+#: configuration keys that must not change when a run is resumed
+SCHEDULE_KEYS = ("players", "format", "openings", "openings_sha256", "openings_order", "transform", "rule",
+                 "width", "height", "tc", "visits", "draw_after", "seed")
+CONFIG_VERSION = 1
+
+
+class TournamentError(Exception):
+    """A configuration or resume problem (reported, exit code 2)."""
+
+
+# ------------------------------------------------------------------------------------------ CLI
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Register ``tournament`` on a subparsers object."""
+    p = sub.add_parser("tournament", help="play a match / round robin / gauntlet with Elo, SPRT and resume",
+                       description=__doc__.split("\n\n")[0],
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       epilog="Players: pure[:N] tactics[:N] heuristic[:N] model:PATH[:N] random "
+                              "cmd=COMMAND, each followed by key=value options (name=, tc=, visits=, "
+                              "nodes=, threads=, option.KEY=, dir=, restart=, board=). N is visits, or a "
+                              "time such as 500ms / 2s. See tools/tournament_players.py.")
+    configure_parser(p)
+    return p
+
+
+def configure_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument("players", nargs="+", metavar="PLAYER",
+                   help="player specs, each followed by its key=value options")
+    p.add_argument("--out", required=True, help="output folder (rerun with the same folder to resume)")
+    p.add_argument("--format", default="auto", choices=("auto",) + FORMATS,
+                   help="auto: match for two players, roundrobin for more")
+    p.add_argument("--games", type=int, default=None,
+                   help="games per pairing, rounded up to pairs (default 10; with --sprt the cap, default 1000)")
+    p.add_argument("--openings", default="random:3",
+                   help="opening file (offset or pos lines), random:N (N random stones per pair) or none "
+                        "(default random:3)")
+    p.add_argument("--openings-order", default="sequential", choices=("sequential", "random"))
+    p.add_argument("--transform", action="store_true",
+                   help="use the 8 board symmetries, one per pass through the opening file")
+    p.add_argument("--rule", default="freestyle", help="freestyle, standard, renju or caro")
+    p.add_argument("--size", type=int, default=15, help="board size (15 or 20 in Gomocup)")
+    p.add_argument("--tc", default=None,
+                   help="time control MATCH/TURN+INC in seconds, e.g. 60/5+0.5, 0/1 (1 s per move), 120+1")
+    p.add_argument("--visits", type=int, default=None,
+                   help="visits for in-process players without their own (and INFO max_node for engines "
+                        "without nodes=) when there is no time control")
+    p.add_argument("--draw-after", type=int, default=None, help="adjudicate a draw after this many plies")
+    p.add_argument("--tolerance", type=float, default=1000.0,
+                   help="ms added to every move budget before an engine is killed (default 1000)")
+    p.add_argument("--move-timeout", type=float, default=300.0,
+                   help="seconds a move may take when no time control limits it (default 300)")
+    p.add_argument("--startup-timeout", type=float, default=10.0,
+                   help="seconds for an engine to answer ABOUT and each START (default 10)")
+    p.add_argument("-j", "--concurrency", type=int, default=None,
+                   help="games at a time (default: CPUs / 2, one core per engine)")
+    p.add_argument("--seed", type=int, default=None, help="schedule seed (default: random, recorded)")
+    p.add_argument("--sprt", action="store_true", help="two-player SPRT: stop when decided")
+    p.add_argument("--elo0", type=float, default=0.0)
+    p.add_argument("--elo1", type=float, default=10.0)
+    p.add_argument("--alpha", type=float, default=0.05)
+    p.add_argument("--beta", type=float, default=0.05)
+    p.add_argument("--sprt-model", default="logistic", choices=("logistic", "normalized"),
+                   help="hypotheses in logistic Elo (default) or normalized Elo; pentanomial GSPRT")
+    p.add_argument("--records", default="sgf", help="game records: sgf, psq, sgf,psq or none")
+    p.add_argument("--prior", type=float, default=2.0,
+                   help="virtual draws per player in the rating fit (0: pure maximum likelihood)")
+    p.add_argument("--anchor", default=None, help="NAME or NAME=ELO: anchor the ratings (default: pool mean 0)")
+    p.add_argument("--report-every", type=int, default=0,
+                   help="print the standings every N games (default: every pair for a match, else 20)")
+    p.add_argument("--quiet", action="store_true", help="no per-game lines")
+
+
+def default_concurrency() -> int:
+    return max(1, (os.cpu_count() or 2) // 2)
+
+
+def build_config(args: argparse.Namespace) -> Dict[str, Any]:
+    """The JSON configuration from parsed arguments (raises TournamentError / SpecError)."""
+    groups = _player_groups(args.players)
+    specs = parse_players(args.players)
+    n = len(specs)
+    fmt = args.format
+    if fmt == "auto":
+        fmt = "match" if n == 2 else "roundrobin"
+    pairings(n, fmt)  # validates
+    if args.sprt and fmt != "match":
+        raise TournamentError("--sprt is for a two-player match")
+    games = args.games if args.games is not None else (1000 if args.sprt else 10)
+    if games < 1:
+        raise TournamentError("--games must be at least 1")
+    if games % 2:
+        games += 1
+    try:
+        rule = Rule.parse(args.rule)
+    except ValueError as e:
+        raise TournamentError(str(e)) from None
+    try:
+        tc = TimeControl.parse(args.tc)
+    except ValueError as e:
+        raise TournamentError(str(e)) from None
+    try:
+        kind, path, stones = parse_openings_arg(args.openings)
+    except ValueError as e:
+        raise TournamentError(str(e)) from None
+    openings = "none" if kind == "none" else f"random:{stones}" if kind == "random" else os.path.abspath(path)
+    sha = None
+    if kind == "file":
+        if not os.path.isfile(openings):
+            raise TournamentError(f"--openings: no such file {path}")
+        sha = file_sha256(openings)
+    records = [r for r in re.split(r"[,\s]+", args.records.lower()) if r]
+    if records == ["none"]:
+        records = []
+    if any(r not in ("sgf", "psq") for r in records):
+        raise TournamentError("--records is sgf, psq, sgf,psq or none")
+    anchor, anchor_elo = None, 0.0
+    names = [s.name for s in specs]
+    if args.anchor:
+        nm, _, val = args.anchor.partition("=")
+        if nm not in names:
+            raise TournamentError(f"--anchor: no player named {nm!r} (players: {', '.join(names)})")
+        anchor = nm
+        if val:
+            try:
+                anchor_elo = float(val)
+            except ValueError:
+                raise TournamentError(f"--anchor: bad Elo {val!r}") from None
+    if args.draw_after is not None and args.draw_after < 1:
+        raise TournamentError("--draw-after must be positive")
+    if args.visits is not None and args.visits < 1:
+        raise TournamentError("--visits must be positive")
+    conc = args.concurrency if args.concurrency is not None else default_concurrency()
+    if conc < 1:
+        raise TournamentError("-j must be at least 1")
+    return {
+        "version": CONFIG_VERSION, "player_files": player_files(specs),
+        "players": groups, "names": names, "format": fmt, "games": games,
+        "openings": openings, "openings_sha256": sha, "openings_order": args.openings_order,
+        "transform": bool(args.transform), "rule": rule.value, "width": args.size, "height": args.size,
+        "tc": str(tc), "visits": args.visits, "draw_after": args.draw_after,
+        "tolerance_ms": float(args.tolerance), "move_timeout_ms": float(args.move_timeout) * 1000.0,
+        "startup_timeout_ms": float(args.startup_timeout) * 1000.0,
+        "seed": args.seed, "concurrency": conc, "records": records,
+        "sprt": ({"elo0": args.elo0, "elo1": args.elo1, "alpha": args.alpha, "beta": args.beta,
+                  "model": args.sprt_model} if args.sprt else None),
+        "prior": float(args.prior), "anchor": anchor, "anchor_elo": anchor_elo,
+        "report_every": args.report_every, "quiet": bool(args.quiet),
+    }
+
+
+def player_files(specs: Sequence[Any]) -> Dict[str, Dict[str, str]]:
+    """sha256 of the files behind each player (a model file; an engine's executable or script), recorded in
+    tournament.json so that a changed engine or checkpoint is noticed on resume."""
+    out: Dict[str, Dict[str, str]] = {}
+    for sp in specs:
+        paths: List[str] = []
+        if sp.kind == "model" and sp.model:
+            paths = [sp.model, os.path.splitext(sp.model)[0] + ".json"]
+        elif sp.external and sp.cmd:
+            paths = [os.path.join(sp.cwd or "", t) for t in sp.cmd]
+        files = {}
+        for path in paths:
+            if os.path.isfile(path):
+                try:
+                    files[os.path.abspath(path)] = file_sha256(path)
+                except OSError:
+                    pass
+        out[sp.name] = files
+    return out
+
+
+def _player_groups(tokens: Sequence[str]) -> List[List[str]]:
+    from .tournament_players import split_player_tokens
+    return split_player_tokens(tokens)
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._+-]+", "_", name).strip("_")[:40] or "player"
+
+
+_TERM_ENUM = {"five": Termination.FIVE, "board_full": Termination.BOARD_FULL, "time": Termination.TIME,
+              "crash": Termination.CRASH, "illegal": Termination.ILLEGAL, "forbidden": Termination.FORBIDDEN,
+              "adjudication": Termination.ADJUDICATION}
+
+
+def record_of(res: Dict[str, Any], config: Dict[str, Any]) -> GameRecord:
+    """A :class:`GameRecord` of a finished game (the rejected move, if any, is not on the board but in the
+    root comment)."""
+    winner = {"black": BLACK, "white": WHITE, None: None}[res["winner"]]
+    term = _TERM_ENUM.get(res["termination"])
+    note = f"game {res['game']} pair {res['pair']}; {res['result']} by {res['termination']}"
+    if res.get("reason"):
+        note += f": {res['reason']}"
+    if res.get("offender"):
+        note += f" ({res['offender']})"
+    if res.get("rejected_move"):
+        note += f"; rejected move {res['rejected_move'][0]},{res['rejected_move'][1]}"
+    if res.get("opening") is not None:
+        note += f"; opening {res['opening']} transform {res['transform']} ({res['opening_plies']} stones)"
+    note += f"; time control {config['tc']}"
+    meta: Dict[str, Any] = {
+        "sgf": {"TE": res["termination"], "GN": f"game {res['game']}", "C": note,
+                "EV": f"gomoku tournament ({config['format']})"},
+        "move_comments": {int(k): v for k, v in (res.get("comments") or {}).items()},
+    }
+    return GameRecord(config["width"], config["height"], Rule.parse(config["rule"]),
+                      [tuple(m) for m in res["moves"]], GameResult(winner, term), res["black"], res["white"],
+                      list(res["times_ms"]), meta)
+
+
+# ------------------------------------------------------------------------------------------ runner
+class Runner:
+    """One tournament in one output folder (see the module docstring)."""
+
+    def __init__(self, config: Dict[str, Any], out_dir: str, echo: Any = None) -> None:
+        self.config = dict(config)
+        self.out = os.path.abspath(out_dir)
+        self.echo = echo if echo is not None else (lambda s: print(s, flush=True))
+        self.results: List[Dict[str, Any]] = []
+        self.done: Dict[int, Dict[str, Any]] = {}
+        self.schedule: List[GameSpec] = []
+        self.store: Optional[ResultsFile] = None
+        self.stop_reason: Optional[str] = None
+        self._last_summary = 0.0
+        self._since_report = 0
+        self._summary_cache: Optional[Tuple[int, Dict[str, Any]]] = None
+        self.abandoned: List[int] = []
+        self.warnings: List[str] = []
+
+    # ------------------------------------------------------------------ set-up
+    def prepare(self) -> None:
+        os.makedirs(os.path.join(self.out, "games"), exist_ok=True)
+        os.makedirs(os.path.join(self.out, "logs"), exist_ok=True)
+        tj = os.path.join(self.out, "tournament.json")
+        c = self.config
+        if os.path.exists(tj):
+            try:
+                with open(tj, encoding="utf-8") as f:
+                    stored = json.load(f)
+            except (OSError, ValueError) as e:
+                raise TournamentError(f"{tj}: cannot read ({e}); use a new --out folder") from None
+            if c.get("seed") is None:
+                c["seed"] = stored.get("seed")
+            diff = [k for k in SCHEDULE_KEYS if stored.get(k) != c.get(k) and k != "openings"]
+            if stored.get("openings_sha256") is None and stored.get("openings") != c.get("openings"):
+                diff.append("openings")
+            if stored.get("player_files") not in (None, c.get("player_files")):
+                changed = [k for k in c.get("player_files", {})
+                           if stored["player_files"].get(k) != c["player_files"].get(k)]
+                self._warn(f"the files of {', '.join(changed) or 'some players'} changed since the run started "
+                           "(sha256 in tournament.json): old and new results are mixed")
+            if diff:
+                raise TournamentError(
+                    f"{self.out} holds a tournament with different settings ({', '.join(diff)}); "
+                    "rerun with the same arguments to resume, or use a new --out folder. Stored: "
+                    + ", ".join(f"{k}={stored.get(k)!r}" for k in diff))
+        if c.get("seed") is None:
+            c["seed"] = random.SystemRandom().randrange(1, 2**31)
+        atomic_write_text(tj, json.dumps(c, indent=2, sort_keys=True) + "\n")
+        kind, path, stones = parse_openings_arg(c["openings"])
+        rule = Rule.parse(c["rule"])
+        book = None
+        if kind == "file":
+            if file_sha256(path) != c["openings_sha256"]:  # pragma: no cover - changed during the run
+                raise TournamentError(f"{path} changed")
+            book, warns = load_book(path, c["width"], c["height"], rule)
+            for w in warns:
+                self._warn(w)
+        self.schedule = build_schedule(len(c["names"]), c["format"], c["games"], c["width"], c["height"], rule,
+                                       c["seed"], kind, book, stones, c["openings_order"], c["transform"])
+        self.store = ResultsFile(os.path.join(self.out, "results.jsonl"))
+        records, warns = self.store.load()
+        for w in warns:
+            self._warn(w)
+        by_id = {g.game: g for g in self.schedule}
+        names = c["names"]
+        for r in records:
+            g = by_id.get(r["game"])
+            if g is not None and (r.get("black") != names[g.black] or r.get("white") != names[g.white]):
+                raise TournamentError(f"results.jsonl game {r['game']} was {r.get('black')} vs {r.get('white')}, "
+                                      f"the schedule says {names[g.black]} vs {names[g.white]}: not the same "
+                                      "tournament")
+            self.done[r["game"]] = r
+            self.results.append(r)
+
+    def _warn(self, msg: str) -> None:
+        self.warnings.append(msg)
+        log.info("warning: %s", msg)
+        self.echo(f"warning: {msg}")
+
+    # ------------------------------------------------------------------ results
+    def summary(self) -> Dict[str, Any]:
+        """The standings of every finished game (computed once per new result)."""
+        key = len(self.results)
+        if self._summary_cache is not None and self._summary_cache[0] == key:
+            return self._summary_cache[1]
+        c = self.config
+        names = c["names"]
+        anchor = names.index(c["anchor"]) if c.get("anchor") else None
+        s = summarize(self.results, names, c["format"], pairings(len(names), c["format"]), len(self.schedule),
+                      c.get("sprt"), c.get("prior", 2.0), anchor, c.get("anchor_elo", 0.0))
+        self._summary_cache = (key, s)
+        return s
+
+    def header(self) -> str:
+        c = self.config
+        return (f"Tournament: {c['format']}, {len(c['names'])} players, {c['rule']} {c['width']}x{c['height']}, "
+                f"tc {c['tc']}" + (f", visits {c['visits']}" if c.get("visits") else "")
+                + f", openings {os.path.basename(c['openings'])}"
+                + (f", draw after {c['draw_after']} plies" if c.get("draw_after") else "")
+                + f", seed {c['seed']}")
+
+    def write_summary(self, force: bool = False) -> Dict[str, Any]:
+        now = time.monotonic()
+        if not force and now - self._last_summary < 2.0:
+            return {}
+        self._last_summary = now
+        s = dict(self.summary())
+        s["stop_reason"] = self.stop_reason
+        s["names"] = self.config["names"]
+        atomic_write_text(os.path.join(self.out, "summary.json"),
+                          json.dumps(json_safe(s), indent=1, allow_nan=False) + "\n")
+        atomic_write_text(os.path.join(self.out, "summary.txt"), format_summary(s, self.header()))
+        return s
+
+    def sprt_decided(self) -> Optional[str]:
+        c = self.config
+        if not c.get("sprt"):
+            return None
+        s = self.summary()
+        d = s.get("sprt", {}).get("decision")
+        return d
+
+    def record(self, res: Dict[str, Any]) -> None:
+        """Save one finished game: record files first, then the results line (the commit point)."""
+        c = self.config
+        base = f"{res['game']:06d}-{_safe(res['black'])}-vs-{_safe(res['white'])}"
+        for ext in c.get("records", []):
+            try:
+                save_record(record_of(res, c), os.path.join(self.out, "games", f"{base}.{ext}"))
+            except (ValueError, OSError) as e:
+                self._warn(f"game {res['game']}: cannot write the {ext} record: {e}")
+        assert self.store is not None
+        self.store.append(res)
+        self.done[res["game"]] = res
+        self.results.append(res)
+        if not c.get("quiet"):
+            how = res["termination"] + (f": {res['reason']}" if res["termination"] not in ("five",) and
+                                        res.get("reason") else "")
+            if res.get("offender"):
+                how += f" ({res['offender']})"
+            self.echo(f"Finished game {res['game']} ({res['black']} vs {res['white']}): {res['result']} "
+                      f"{{{how}}} [{len(self.done)}/{len(self.schedule)}]")
+        self._since_report += 1
+        self.write_summary()
+
+    def maybe_report(self, pair_complete: bool) -> None:
+        c = self.config
+        every = c.get("report_every") or 0
+        if c["format"] == "match" and not every:
+            if pair_complete:
+                self._print_match()
+            return
+        every = every or 20
+        if self._since_report >= every:
+            self._since_report = 0
+            self.echo(format_summary(self.summary(), self.header()).rstrip())
+
+    def _print_match(self) -> None:
+        s = self.summary()
+        ps = s["pairings"][0]
+        if not ps["games"]:
+            return
+        names = self.config["names"]
+        t = ps["trinomial"]
+        line = (f"Score of {names[0]} vs {names[1]}: {ps['w']} - {ps['l']} - {ps['d']}  [{t['score']:.3f}] "
+                f"{ps['games']}; Elo {t['elo']:+.1f} +/- {err_text(t)}")
+        if ps["pairs"]:
+            p = ps["pentanomial"]
+            line += f"; penta {ps['penta']} Elo {p['elo']:+.1f} +/- {err_text(p)}"
+        if "sprt" in s:
+            sp = s["sprt"]
+            line += f"; LLR {sp['llr']:.2f} [{sp['lower']:.2f}, {sp['upper']:.2f}]"
+        self.echo(line)
+
+    # ------------------------------------------------------------------ play
+    def jobs(self) -> List[Tuple[int, List[GameSpec]]]:
+        by_pair: Dict[int, List[GameSpec]] = {}
+        for g in self.schedule:
+            if g.game not in self.done:
+                by_pair.setdefault(g.pair, []).append(g)
+        return sorted(by_pair.items())
+
+    def _pair_complete(self, pair: int) -> bool:
+        return sum(1 for g in (2 * pair, 2 * pair + 1) if g in self.done) == 2
+
+    def run(self) -> int:
+        """Play every missing game (or until the SPRT decides). Returns the exit code."""
+        c = self.config
+        if self.done:
+            self.echo(f"Resuming {self.out}: {len(self.done)} of {len(self.schedule)} games already finished")
+        self.echo(self.header())
+        if c.get("sprt"):
+            d = self.sprt_decided()
+            if d:
+                self.stop_reason = f"SPRT: {d} accepted"
+        jobs = [] if self.stop_reason else self.jobs()
+        conc = max(1, min(int(c.get("concurrency") or 1), len(jobs) or 1))
+        tc = TimeControl.parse(c["tc"])
+        if tc.limited and conc > default_concurrency():
+            self._warn(f"-j {conc} with a time control on {os.cpu_count()} CPUs: engines may compete for "
+                       "cores, which skews time-based results")
+        code = 0
+        handler = logging.FileHandler(os.path.join(self.out, "logs", "runner.log"), encoding="utf-8")
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        root = logging.getLogger()
+        old_level = root.level
+        root.addHandler(handler)
+        root.setLevel(logging.INFO)
+        try:
+            if jobs:
+                if conc == 1:
+                    self._run_inline(jobs)
+                else:
+                    self._run_pool(jobs, conc)
+        except KeyboardInterrupt:
+            self.stop_reason = "interrupted"
+            self.echo("Interrupted: finished games are saved; rerun the same command to resume.")
+            code = 130
+        finally:
+            if self.store is not None:
+                self.store.close()
+            root.removeHandler(handler)
+            root.setLevel(old_level)
+            handler.close()
+        s = self.write_summary(force=True)
+        self.echo(format_summary(s, self.header()).rstrip())
+        if self.stop_reason:
+            self.echo(f"Stopped: {self.stop_reason}")
+        if self.abandoned and code == 0:
+            self.echo(f"Incomplete: games {self.abandoned} were abandoned; rerun the same command to play them.")
+            code = 1
+        return code
+
+    def _check_sprt(self) -> bool:
+        if self.config.get("sprt") and self.stop_reason is None:
+            d = self.sprt_decided()
+            if d:
+                self.stop_reason = f"SPRT: {d} accepted after {len(self.done)} games"
+                self.echo(self.stop_reason)
+                return True
+        return self.stop_reason is not None
+
+    def _run_inline(self, jobs: List[Tuple[int, List[GameSpec]]]) -> None:
+        from .tournament_worker import GameRunner
+        runner = GameRunner(self.config)
+        try:
+            for pair, games in jobs:
+                for g in games:
+                    self.record(runner.play(g))
+                complete = self._pair_complete(pair)
+                self.maybe_report(complete)
+                if complete and self._check_sprt():
+                    break
+        finally:
+            runner.close()
+
+    def _job_limit_s(self, games: List[GameSpec]) -> float:
+        from .tournament_worker import game_config, player_specs, player_tc
+        cfg = game_config(self.config)
+        specs = player_specs(self.config)
+        total = 0.0
+        for g in games:
+            tcs = (player_tc(self.config, specs[g.black]), player_tc(self.config, specs[g.white]))
+            total += game_wall_limit_s(cfg, tcs, len(g.opening), self.config["startup_timeout_ms"] / 1000.0)
+        return total + 30.0
+
+    def _run_pool(self, jobs: List[Tuple[int, List[GameSpec]]], conc: int) -> None:
+        import multiprocessing as mp
+        from multiprocessing.connection import wait as mp_wait
+        from .tournament_worker import worker_main
+        ctx = mp.get_context("spawn")
+        pending: Deque[Tuple[int, List[GameSpec]]] = deque(jobs)
+        attempts: Dict[int, int] = {}
+        workers: Dict[int, Dict[str, Any]] = {}
+        next_id = [0]
+
+        def start_worker() -> None:
+            wid = next_id[0]
+            next_id[0] += 1
+            parent, child = ctx.Pipe()
+            proc = ctx.Process(target=worker_main, name=f"tournament-worker-{wid}", daemon=True,
+                               args=(child, self.config, wid,
+                                     os.path.join(self.out, "logs", f"worker-{wid}.log")))
+            proc.start()
+            child.close()
+            workers[wid] = {"proc": proc, "conn": parent, "job": None, "deadline": None, "pids": set()}
+
+        def kill_worker(wid: int, why: str) -> None:
+            w = workers.pop(wid)
+            log.error("worker %d: %s", wid, why)
+            try:
+                w["proc"].kill()
+            except Exception:  # noqa: BLE001
+                pass
+            w["proc"].join(timeout=5)
+            for pid in list(w["pids"]):
+                _kill_group(pid)
+            try:
+                w["conn"].close()
+            except OSError:
+                pass
+            job = w["job"]
+            if job is not None:
+                pair, games = job
+                left = [g for g in games if g.game not in self.done]
+                attempts[pair] = attempts.get(pair, 0) + 1
+                if left and attempts[pair] <= 1 and self.stop_reason is None:
+                    self._warn(f"worker {wid} {why}; pair {pair} is played again")
+                    pending.appendleft((pair, left))
+                elif left:
+                    self.abandoned.extend(g.game for g in left)
+                    self._warn(f"worker {wid} {why}; pair {pair} abandoned (games {[g.game for g in left]} "
+                               "are not scored; rerun to retry them)")
+
+        def handle(wid: int, msg: Tuple[Any, ...]) -> None:
+            w = workers[wid]
+            kind = msg[0]
+            if kind == "spawn":
+                w["pids"].add(msg[1])
+            elif kind == "reap":
+                w["pids"].discard(msg[1])
+            elif kind == "game":
+                res = msg[1]
+                if res["game"] not in self.done:
+                    self.record(res)
+            elif kind == "done":
+                pair = msg[1]
+                w["job"] = None
+                w["deadline"] = None
+                complete = self._pair_complete(pair)
+                self.maybe_report(complete)
+                if complete:
+                    self._check_sprt()
+            elif kind == "error":
+                raise RuntimeError(f"worker {wid} failed on pair {msg[1]}:\n{msg[2]}")
+
+        try:
+            for _ in range(min(conc, len(pending))):
+                start_worker()
+            while True:
+                if self.stop_reason is not None:
+                    pending.clear()
+                for wid, w in list(workers.items()):
+                    if w["job"] is None:
+                        if pending:
+                            job = pending.popleft()
+                            w["job"] = job
+                            w["deadline"] = time.monotonic() + self._job_limit_s(job[1])
+                            try:
+                                w["conn"].send((job[0], [g.to_dict() for g in job[1]]))
+                            except (OSError, BrokenPipeError):
+                                kill_worker(wid, "could not be given a job")
+                busy = {wid: w for wid, w in workers.items() if w["job"] is not None}
+                if not busy:
+                    if not pending:
+                        break
+                    if len(workers) < conc:
+                        start_worker()
+                    continue
+                conns = {w["conn"]: wid for wid, w in busy.items()}
+                sentinels = {w["proc"].sentinel: wid for wid, w in busy.items()}
+                ready = mp_wait(list(conns) + list(sentinels), timeout=1.0)
+                for obj in ready:
+                    if obj in conns:
+                        wid = conns[obj]
+                        if wid not in workers:
+                            continue
+                        try:
+                            while workers[wid]["conn"].poll():
+                                handle(wid, workers[wid]["conn"].recv())
+                        except (EOFError, OSError):
+                            kill_worker(wid, "closed its pipe")
+                for obj in ready:
+                    if obj in sentinels:
+                        wid = sentinels[obj]
+                        if wid in workers and workers[wid]["job"] is not None:
+                            try:
+                                while workers[wid]["conn"].poll():
+                                    handle(wid, workers[wid]["conn"].recv())
+                            except (EOFError, OSError):
+                                pass
+                            if wid in workers and workers[wid]["job"] is not None:
+                                kill_worker(wid, f"died (exit code {workers[wid]['proc'].exitcode})")
+                now = time.monotonic()
+                for wid, w in list(workers.items()):
+                    if w["job"] is not None and w["deadline"] is not None and now > w["deadline"]:
+                        kill_worker(wid, "exceeded the wall-time limit of its pair")
+                while len(workers) < min(conc, len(pending) + sum(1 for w in workers.values() if w["job"])):
+                    start_worker()
+        except BaseException:
+            # interrupted (or a runner bug): in-flight games are not scored; stop everything now
+            for wid, w in list(workers.items()):
+                try:
+                    w["proc"].kill()
+                except Exception:  # noqa: BLE001
+                    pass
+            raise
+        finally:
+            for wid, w in list(workers.items()):
+                try:
+                    w["conn"].send(None)
+                except (OSError, BrokenPipeError):
+                    pass
+            end = time.monotonic() + 5.0
+            for wid, w in list(workers.items()):
+                w["proc"].join(timeout=max(0.1, end - time.monotonic()))
+                if w["proc"].is_alive():
+                    w["proc"].kill()
+                    w["proc"].join(timeout=2)
+                for pid in list(w["pids"]):
+                    _kill_group(pid)
+                try:
+                    w["conn"].close()
+                except OSError:
+                    pass
+
+
+def _kill_group(pid: int) -> None:
+    """Kill an engine's process group (engines run in their own session: pgid == pid)."""
+    if os.name != "posix":  # pragma: no cover
+        return
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError, OSError):
+        pass
+
+
+# ------------------------------------------------------------------------------------------ entry points
+def run(args: argparse.Namespace) -> int:
+    """Run the tournament described by parsed arguments (``gomoku tournament``)."""
+    try:
+        config = build_config(args)
+        runner = Runner(config, args.out)
+        runner.prepare()
+    except (TournamentError, SpecError, ValueError) as e:
+        sys.stderr.write(f"gomoku tournament: {e}\n")
+        return 2
+    old = None
+    if threading.current_thread() is threading.main_thread():
+        def _term(signum: int, frame: Any) -> None:
+            raise KeyboardInterrupt
+        old = signal.signal(signal.SIGTERM, _term)
+    try:
+        return runner.run()
+    finally:
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
+    p = argparse.ArgumentParser(prog="gomoku tournament", description=__doc__.split("\n\n")[0])
+    configure_parser(p)
+    return run(p.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

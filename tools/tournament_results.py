@@ -1,0 +1,337 @@
+"""Tournament results: the append-only ``results.jsonl`` store and the standings computed from it.
+
+``results.jsonl`` holds one JSON object per finished game, written with one ``write`` + ``flush`` + ``fsync``.
+An interrupted run can leave at most one torn last line; :meth:`ResultsFile.load` drops it (and truncates the
+file back to the last complete line) so that the next append starts on a clean line. Lines that cannot be read
+are skipped with a warning; a game id seen twice keeps its first result.
+
+:func:`summarize` turns the records into a JSON-able summary (per-player counts and failure counters, the
+crosstable, pairwise and match statistics with pentanomial counts over complete pairs, SPRT state, and a
+Bradley-Terry rating fit with a first-move term); :func:`format_summary` prints it.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from gomoku_ai import rating as R
+
+FAILURES = ("time", "crash", "protocol", "illegal", "forbidden")
+_SCORE = {"1-0": (1.0, 0.0), "0-1": (0.0, 1.0), "1/2-1/2": (0.5, 0.5)}
+
+
+class ResultsFile:
+    """``results.jsonl``: load (tolerating a torn tail) and append durably."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._f: Any = None
+
+    def load(self) -> Tuple[List[Dict[str, Any]], List[str]]:
+        """(records, warnings). Truncates a torn last line away."""
+        if not os.path.exists(self.path):
+            return [], []
+        with open(self.path, "rb") as f:
+            data = f.read()
+        warnings: List[str] = []
+        parts = data.split(b"\n")
+        tail = parts.pop()
+        if tail:
+            warnings.append(f"{self.path}: discarded a torn last line ({len(tail)} bytes)")
+            with open(self.path, "r+b") as f:
+                f.truncate(len(data) - len(tail))
+                f.flush()
+                os.fsync(f.fileno())
+        records: List[Dict[str, Any]] = []
+        seen = set()
+        for i, raw in enumerate(parts, 1):
+            if not raw.strip():
+                continue
+            try:
+                rec = json.loads(raw.decode("utf-8"))
+                if not isinstance(rec, dict) or not isinstance(rec.get("game"), int) \
+                        or rec.get("result") not in _SCORE:
+                    raise ValueError("not a game result")
+            except (ValueError, UnicodeDecodeError) as e:
+                warnings.append(f"{self.path}, line {i}: unreadable ({e}); skipped")
+                continue
+            if rec["game"] in seen:
+                warnings.append(f"{self.path}, line {i}: game {rec['game']} again; the first result is kept")
+                continue
+            seen.add(rec["game"])
+            records.append(rec)
+        return records, warnings
+
+    def append(self, rec: Dict[str, Any]) -> None:
+        """Append one record as one line, durably (flush + fsync)."""
+        if self._f is None:
+            new = not os.path.exists(self.path)
+            self._f = open(self.path, "ab")
+            if new:
+                _fsync_dir(os.path.dirname(os.path.abspath(self.path)))
+        line = json.dumps(rec, separators=(",", ":"), ensure_ascii=False) + "\n"
+        self._f.write(line.encode("utf-8"))
+        self._f.flush()
+        os.fsync(self._f.fileno())
+
+    def close(self) -> None:
+        if self._f is not None:
+            self._f.close()
+            self._f = None
+
+
+def _fsync_dir(path: str) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+# ------------------------------------------------------------------------------------------ summary
+def _wdl() -> Dict[str, float]:
+    return {"w": 0, "d": 0, "l": 0}
+
+
+def _est_dict(e: Optional[R.EloEstimate]) -> Optional[Dict[str, Any]]:
+    if e is None:
+        return None
+    return {"n": e.n, "score": e.score, "elo": e.elo, "elo_err": e.elo_err, "elo_lo": e.elo_lo,
+            "elo_hi": e.elo_hi, "los": e.los, "nelo": e.nelo, "draw_ratio": e.draw_ratio, "se": e.se}
+
+
+def pair_stats(records: Iterable[Dict[str, Any]], a: int, b: int, confidence: float = 0.95) -> Dict[str, Any]:
+    """Statistics of player ``a`` against ``b``: W/D/L, trinomial Elo, pentanomial counts over complete pairs
+    and their Elo, LOS, Black's score in these games."""
+    w = d = l = 0
+    black_pts = 0.0
+    n = 0
+    by_pair: Dict[int, List[float]] = {}
+    for r in records:
+        bi, wi = r["black_index"], r["white_index"]
+        if {bi, wi} != {a, b}:
+            continue
+        sb, sw = _SCORE[r["result"]]
+        sa = sb if bi == a else sw
+        n += 1
+        black_pts += sb
+        if sa == 1:
+            w += 1
+        elif sa == 0:
+            l += 1
+        else:
+            d += 1
+        by_pair.setdefault(r["pair"], []).append(sa)
+    complete = [v for v in by_pair.values() if len(v) == 2]
+    penta = R.pentanomial_from_pairs((v[0], v[1]) for v in complete)
+    tri = R.trinomial(wins=w, draws=d, losses=l, confidence=confidence) if n else None
+    pen = R.pentanomial(penta, confidence) if complete else None
+    bound = None
+    if n and (w == n or l == n):  # no variance: report the exact one-sided bound instead of +/-
+        bound = R.perfect_score_bound(n, confidence) * (1 if w == n else -1)
+    return {"a": a, "b": b, "games": n, "w": w, "d": d, "l": l, "penta": penta, "pairs": len(complete),
+            "perfect_bound": bound,
+            "trinomial": _est_dict(tri), "pentanomial": _est_dict(pen),
+            "los_cutechess": R.los_cutechess(w, l), "black_score": black_pts / n if n else None}
+
+
+def summarize(records: Sequence[Dict[str, Any]], names: Sequence[str], fmt: str,
+              pairings: Sequence[Tuple[int, int]], total_games: int,
+              sprt_cfg: Optional[Dict[str, Any]] = None, prior: float = 2.0,
+              anchor: Optional[int] = None, anchor_elo: float = 0.0, confidence: float = 0.95) -> Dict[str, Any]:
+    """The standings as a JSON-able dict (see the module docstring)."""
+    n = len(names)
+    players = []
+    for i in range(n):
+        players.append({"name": names[i], "games": 0, "points": 0.0, **_wdl(), "black": _wdl(), "white": _wdl(),
+                        "failures": {k: 0 for k in FAILURES}})
+    cross = [[_wdl() for _ in range(n)] for _ in range(n)]
+    terminations: Dict[str, int] = {}
+    black_pts = 0.0
+    bt_games = []
+    for r in records:
+        bi, wi = r["black_index"], r["white_index"]
+        sb, sw = _SCORE[r["result"]]
+        black_pts += sb
+        bt_games.append(R.BTGame(bi, wi, sb, 1.0))
+        terminations[r["termination"]] = terminations.get(r["termination"], 0) + 1
+        for me, opp, s, col in ((bi, wi, sb, "black"), (wi, bi, sw, "white")):
+            p = players[me]
+            p["games"] += 1
+            p["points"] += s
+            key = "w" if s == 1 else "l" if s == 0 else "d"
+            p[key] += 1
+            p[col][key] += 1
+            cross[me][opp][key] += 1
+        off = r.get("offender")
+        if off in ("black", "white") and r["termination"] in FAILURES:
+            players[bi if off == "black" else wi]["failures"][r["termination"]] += 1
+    for p in players:
+        p["score"] = p["points"] / p["games"] if p["games"] else None
+    out: Dict[str, Any] = {
+        "format": fmt, "players": players, "games_played": len(records), "games_total": total_games,
+        "crosstable": cross, "terminations": terminations,
+        "black_score": black_pts / len(records) if records else None,
+        "pairings": [pair_stats(records, a, b, confidence) for a, b in pairings],
+        "confidence": confidence,
+    }
+    # ratings
+    rating: Dict[str, Any] = {"model": "bradley-terry", "prior_draws": prior, "first_move": True,
+                              "anchor": None if anchor is None else names[anchor], "anchor_elo": anchor_elo}
+    try:
+        bt = R.bradley_terry(bt_games, n, first_move=True, prior=prior, anchor=anchor, anchor_elo=anchor_elo)
+        z = R.z_value(confidence)
+        rating.update({
+            "elo": [float(v) for v in bt.ratings], "se": [float(v) for v in bt.se],
+            "err": [float(z * v) for v in bt.se],
+            "first_move_elo": bt.first_move, "first_move_err": z * bt.first_move_se,
+            "los": [[None if i == j else float(bt.los(i, j)) for j in range(n)] for i in range(n)],
+            "converged": bt.converged,
+        })
+    except (R.RatingError, ValueError, np.linalg.LinAlgError) as e:
+        rating["error"] = str(e)
+    out["rating"] = rating
+    if fmt == "match" and sprt_cfg and out["pairings"]:
+        ps = out["pairings"][0]
+        counts = ps["penta"] if ps["pairs"] else None
+        res = R.sprt(counts if counts is not None else [0, 0, 0, 0, 0], sprt_cfg["elo0"], sprt_cfg["elo1"],
+                     sprt_cfg["alpha"], sprt_cfg["beta"], sprt_cfg.get("model", "logistic"))
+        out["sprt"] = {"llr": res.llr, "lower": res.lower, "upper": res.upper, "fraction": res.fraction,
+                       "decision": res.decision, "elo0": res.elo0, "elo1": res.elo1, "alpha": res.alpha,
+                       "beta": res.beta, "model": res.model, "pairs": ps["pairs"]}
+    return out
+
+
+def json_safe(obj: Any) -> Any:
+    """``obj`` with non-finite floats replaced by None (strict JSON has no NaN or Infinity)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    return obj
+
+
+def err_text(e: Dict[str, Any]) -> str:
+    """The +/- of an estimate, or '-' when the sample has no variance (the interval is undefined)."""
+    return "-" if not e.get("se") else _fmt(e["elo_err"])
+
+
+def _fmt(v: Optional[float], spec: str = ".1f") -> str:
+    if v is None or (isinstance(v, float) and (math.isnan(v) or math.isinf(v))):
+        return "-"
+    return format(v, spec)
+
+
+def format_summary(s: Dict[str, Any], header: str = "") -> str:
+    """A text report: rating table, crosstable, pairings (and the match / SPRT block)."""
+    names = [p["name"] for p in s["players"]]
+    n = len(names)
+    w = max(6, max(len(x) for x in names))
+    out: List[str] = []
+    if header:
+        out.append(header)
+    out.append(f"Games: {s['games_played']} of {s['games_total']}"
+               + (f"; Black scored {100 * s['black_score']:.1f} %" if s["black_score"] is not None else "")
+               + ("; terminations: " + ", ".join(f"{k} {v}" for k, v in sorted(s["terminations"].items()))
+                  if s["terminations"] else ""))
+    rt = s["rating"]
+    order = list(range(n))
+    if "elo" in rt:
+        order.sort(key=lambda i: -rt["elo"][i])
+    out.append("")
+    anchor = f"anchored: {rt['anchor']} = {rt['anchor_elo']:g}" if rt.get("anchor") else \
+        f"pool mean = {rt['anchor_elo']:g}"
+    conf = int(round(100 * s["confidence"]))
+    out.append(f"Ratings (Bradley-Terry ML with a fitted first-move term, prior {rt['prior_draws']:g} virtual "
+               f"draws, {anchor}; +/- is {conf} %)")
+    out.append(f"{'Rank':>4}  {'Name':<{w}}  {'Elo':>7}  {'+/-':>6}  {'Games':>5}  {'Score':>6}  "
+               f"{'W':>4} {'D':>4} {'L':>4}  {'time':>4} {'crash':>5} {'proto':>5} {'illeg':>5} {'forb':>4}")
+    for rank, i in enumerate(order, 1):
+        p = s["players"][i]
+        elo = _fmt(rt["elo"][i]) if "elo" in rt else "-"
+        err = _fmt(rt["err"][i]) if "err" in rt else "-"
+        sc = f"{100 * p['score']:.1f}%" if p["score"] is not None else "-"
+        f = p["failures"]
+        out.append(f"{rank:>4}  {p['name']:<{w}}  {elo:>7}  {err:>6}  {p['games']:>5}  {sc:>6}  "
+                   f"{p['w']:>4} {p['d']:>4} {p['l']:>4}  {f['time']:>4} {f['crash']:>5} {f['protocol']:>5} "
+                   f"{f['illegal']:>5} {f['forbidden']:>4}")
+    if "first_move_elo" in rt:
+        out.append(f"First-move (Black) advantage: {rt['first_move_elo']:+.1f} +/- {rt['first_move_err']:.1f} Elo")
+    elif "error" in rt:
+        out.append(f"(no rating fit: {rt['error']})")
+    if n > 2:
+        out.append("")
+        out.append("Crosstable (points of the row player against the column player / games):")
+        cw = max(9, w)
+        out.append(" " * (w + 2) + "".join(f"{names[j][:cw]:>{cw + 2}}" for j in order))
+        for i in order:
+            cells = []
+            for j in order:
+                c = s["crosstable"][i][j]
+                g = c["w"] + c["d"] + c["l"]
+                cells.append("-" if i == j or not g else f"{c['w'] + 0.5 * c['d']:g}/{g}")
+            out.append(f"{names[i]:<{w}}  " + "".join(f"{x:>{cw + 2}}" for x in cells))
+        if "los" in rt and n <= 12:
+            out.append("")
+            out.append("LOS (row stronger than column, from the rating covariance):")
+            out.append(" " * (w + 2) + "".join(f"{names[j][:cw]:>{cw + 2}}" for j in order))
+            for i in order:
+                cells = ["-" if i == j else f"{100 * rt['los'][i][j]:.1f}%" for j in order]
+                out.append(f"{names[i]:<{w}}  " + "".join(f"{x:>{cw + 2}}" for x in cells))
+    out.append("")
+    out.append("Pairings (from the first player's side; penta = pairs [LL, LD, WL+DD, WD, WW]):")
+    for ps in s["pairings"]:
+        a, b = names[ps["a"]], names[ps["b"]]
+        if not ps["games"]:
+            out.append(f"  {a} vs {b}: no games yet")
+            continue
+        t = ps["trinomial"]
+        line = (f"  {a} vs {b}: {ps['w']} - {ps['l']} - {ps['d']} (W-L-D) [{t['score']:.3f}] {ps['games']}, "
+                f"Elo {t['elo']:+.1f} +/- {err_text(t)}, LOS {100 * t['los']:.1f} %")
+        if ps["pairs"]:
+            p = ps["pentanomial"]
+            line += f"; penta {ps['penta']} Elo {p['elo']:+.1f} +/- {err_text(p)}"
+        if ps.get("perfect_bound") is not None:
+            pb = ps["perfect_bound"]
+            line += f"; Elo {'>' if pb > 0 else '<'} {pb:+.1f} ({conf} % one-sided)"
+        out.append(line)
+    if s["format"] == "match" and s["pairings"] and s["pairings"][0]["games"]:
+        ps = s["pairings"][0]
+        t = ps["trinomial"]
+        a, b = names[ps["a"]], names[ps["b"]]
+        out.append("")
+        out.append(f"Score of {a} vs {b}: {ps['w']} - {ps['l']} - {ps['d']}  [{t['score']:.3f}] {ps['games']}")
+        if ps.get("perfect_bound") is not None:
+            pb = ps["perfect_bound"]
+            out.append(f"Every game {'won' if pb > 0 else 'lost'}: Elo difference {'>' if pb > 0 else '<'} "
+                       f"{pb:+.1f} ({conf} % one-sided, exact binomial); the +/- below is undefined")
+        out.append(f"Elo difference: {t['elo']:+.1f} +/- {err_text(t)} ({conf} %: "
+                   f"[{t['elo_lo']:+.1f}, {t['elo_hi']:+.1f}]), LOS: {100 * t['los']:.1f} %, "
+                   f"DrawRatio: {100 * t['draw_ratio']:.1f} %, nElo: {_fmt(t['nelo'], '+.1f')}")
+        if ps["pairs"]:
+            p = ps["pentanomial"]
+            out.append(f"Pentanomial {ps['penta']} ({ps['pairs']} pairs): Elo {p['elo']:+.1f} +/- "
+                       f"{err_text(p)} ([{p['elo_lo']:+.1f}, {p['elo_hi']:+.1f}]), LOS: "
+                       f"{100 * p['los']:.1f} %, nElo: {_fmt(p['nelo'], '+.1f')}")
+        if ps["black_score"] is not None:
+            out.append(f"Black's score in this match: {100 * ps['black_score']:.1f} %")
+    if "sprt" in s:
+        sp = s["sprt"]
+        verdict = {"H1": "H1 accepted (stop)", "H0": "H0 accepted (stop)", None: "continue"}[sp["decision"]]
+        out.append(f"SPRT ({sp['model']}, elo0 {sp['elo0']:g}, elo1 {sp['elo1']:g}, alpha {sp['alpha']:g}, "
+                   f"beta {sp['beta']:g}; pentanomial, {sp['pairs']} pairs): LLR {sp['llr']:.3f} "
+                   f"({100 * sp['fraction']:.1f} %) [{sp['lower']:.3f}, {sp['upper']:.3f}] -> {verdict}")
+        if sp["decision"]:
+            out.append("Note: the Elo estimate of a test stopped early by the SPRT is biased away from 0.")
+    return "\n".join(out) + "\n"
