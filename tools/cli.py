@@ -33,6 +33,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--model", default=None, help="also bench this network model")
     from tools import train
     train.add_parser(sub)
+    from tools import tournament
+    tournament.add_parser(sub)
+    from tools import build_pbrain
+    build_pbrain.add_parser(sub)
     return p
 
 
@@ -45,6 +49,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.command == "train":
         from tools import train
         return train.run(args)
+    if args.command == "tournament":
+        from tools import tournament
+        return tournament.run(args)
+    if args.command == "build-pbrain":
+        from tools import build_pbrain
+        return build_pbrain.run(args)
     if args.command == "play":
         from tools import play
         return play.run(args)
