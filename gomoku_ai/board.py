@@ -248,7 +248,6 @@ class Board:
         """Does the stone of colour ``c`` at padded index ``pi`` complete a winning line?"""
         buf = self._buf
         n = self.n
-        rule = self.rule
         for step in self._dirs:
             a = pi - step
             while buf[a] == c:
@@ -257,20 +256,21 @@ class Board:
             while buf[b] == c:
                 b += step
             length = (b - a) // step - 1
-            if length < n:
-                continue
-            if rule is Rule.FREESTYLE:
+            if length >= n and self._run_wins(length, buf[a], buf[b], c):
                 return True
-            if rule is Rule.STANDARD or (rule is Rule.RENJU and c == BLACK):
-                if length == n:
-                    return True
-            elif rule is Rule.RENJU:
-                return True
-            else:  # CARO: not blocked by the opponent at both ends
-                o = 3 - c
-                if not (buf[a] == o and buf[b] == o):
-                    return True
         return False
+
+    def _run_wins(self, length: int, end_a: int, end_b: int, c: int) -> bool:
+        """Rule decision for a run of ``length >= n`` stones of ``c`` between cells ``end_a`` and
+        ``end_b``: FREESTYLE any; STANDARD exactly n; RENJU exactly n for Black, any for White;
+        CARO any unless both ends are the opponent's stones."""
+        rule = self.rule
+        if rule is Rule.FREESTYLE or (rule is Rule.RENJU and c == WHITE):
+            return True
+        if rule is Rule.CARO:
+            o = 3 - c
+            return not (end_a == o and end_b == o)
+        return length == self.n
 
     def makes_five(self, m: int, color: int) -> bool:
         """Would ``color`` playing on empty ``m`` complete a winning line? The board is unchanged."""
@@ -288,33 +288,18 @@ class Board:
         if c not in (BLACK, WHITE) or not self._five_at(pi, c):
             return None
         inv = {p: i for i, p in enumerate(self._pad)}
+        buf = self._buf
         for step in self._dirs:
-            if self._dir_wins(pi, c, step):
-                a = pi - step
-                while self._buf[a] == c:
-                    a -= step
-                b = pi + step
-                while self._buf[b] == c:
-                    b += step
+            a = pi - step
+            while buf[a] == c:
+                a -= step
+            b = pi + step
+            while buf[b] == c:
+                b += step
+            length = (b - a) // step - 1
+            if length >= self.n and self._run_wins(length, buf[a], buf[b], c):
                 return [inv[q] for q in range(a + step, b, step)]
         return None
-
-    def _dir_wins(self, pi: int, c: int, step: int) -> bool:
-        buf = self._buf
-        a = pi - step
-        while buf[a] == c:
-            a -= step
-        b = pi + step
-        while buf[b] == c:
-            b += step
-        length = (b - a) // step - 1
-        if length < self.n:
-            return False
-        if self.rule is Rule.FREESTYLE or (self.rule is Rule.RENJU and c == WHITE):
-            return True
-        if self.rule is Rule.CARO:
-            return not (buf[a] == 3 - c and buf[b] == 3 - c)
-        return length == self.n
 
     # ------------------------------------------------------------------ text
     def to_ascii(self, coords: bool = False) -> str:

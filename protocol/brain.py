@@ -341,7 +341,7 @@ class Brain:
         stream = self._input
         text_mode = isinstance(stream, io.TextIOBase)
         read = getattr(stream, "read1", None)
-        pending = b""
+        lines = L.LineBuffer(MAX_LINE_BYTES)
         try:
             while not self._ended:
                 if text_mode:
@@ -352,18 +352,11 @@ class Brain:
                     chunk = stream.readline()
                 if not chunk:
                     break
-                pending += chunk.replace(b"\r", b"\n")
-                if b"\n" in pending:
-                    parts = pending.split(b"\n")
-                    pending = parts.pop()
-                    for raw in parts:
-                        if raw:
-                            self._on_line(raw)
-                if len(pending) > MAX_LINE_BYTES:
-                    self._on_line(pending[:MAX_LINE_BYTES])
-                    pending = b""
-            if pending and not self._ended:
-                self._on_line(pending)
+                for raw in lines.feed(chunk):
+                    self._on_line(raw)
+            if not self._ended:
+                for raw in lines.flush():
+                    self._on_line(raw)
         except Exception:  # noqa: BLE001 - a read error is treated as EOF
             log.exception("reading input failed")
         finally:

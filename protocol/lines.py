@@ -631,3 +631,36 @@ def format_board(stones: Sequence[Tuple[int, int, int]], command: str = "BOARD")
 def format_swap2board(points: Sequence[Point]) -> List[str]:
     """The lines of a ``SWAP2BOARD`` block: the command, ``x,y`` per stone, ``DONE``."""
     return ["SWAP2BOARD"] + [format_move(x, y) for x, y in points] + ["DONE"]
+
+
+class LineBuffer:
+    """Splits a byte stream into protocol lines, for both the brain and the manager side.
+
+    LF, CR LF and a bare CR all end a line (Piskvork splits on either); empty lines are dropped; a
+    line longer than ``max_bytes`` is cut there (counted in :attr:`cut`) so a peer that never sends
+    a newline cannot grow memory without bound.
+    """
+
+    def __init__(self, max_bytes: int = 1 << 20) -> None:
+        self.max_bytes = max_bytes
+        self.cut = 0
+        self._pending = b""
+
+    def feed(self, chunk: bytes) -> List[bytes]:
+        """The complete lines that ``chunk`` finishes (without their line ends)."""
+        self._pending += chunk.replace(b"\r", b"\n")
+        out: List[bytes] = []
+        if b"\n" in self._pending:
+            parts = self._pending.split(b"\n")
+            self._pending = parts.pop()
+            out = [p for p in parts if p]
+        if len(self._pending) > self.max_bytes:
+            out.append(self._pending[:self.max_bytes])
+            self._pending = b""
+            self.cut += 1
+        return out
+
+    def flush(self) -> List[bytes]:
+        """The unfinished last line, if any (at end of stream)."""
+        rest, self._pending = self._pending, b""
+        return [rest] if rest else []

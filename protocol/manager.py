@@ -219,7 +219,7 @@ class _Reader(threading.Thread):
         self.sink(time.monotonic(), text)
 
     def run(self) -> None:
-        pending = b""
+        lines = L.LineBuffer(MAX_LINE_BYTES)
         try:
             while True:
                 try:
@@ -228,20 +228,14 @@ class _Reader(threading.Thread):
                     continue
                 if not chunk:
                     break
-                pending += chunk.replace(b"\r", b"\n")
-                if b"\n" in pending:
-                    parts = pending.split(b"\n")
-                    pending = parts.pop()
-                    for raw in parts:
-                        if raw:
-                            self._emit(raw)
-                if len(pending) > MAX_LINE_BYTES:
+                cut = lines.cut
+                for raw in lines.feed(chunk):
+                    self._emit(raw)
+                if lines.cut != cut:
                     log.warning("%s: %s: a line longer than %d bytes was cut", self.engine, self.name,
                                 MAX_LINE_BYTES)
-                    self._emit(pending[:MAX_LINE_BYTES])
-                    pending = b""
-            if pending:
-                self._emit(pending)
+            for raw in lines.flush():
+                self._emit(raw)
         except OSError:
             pass
         finally:

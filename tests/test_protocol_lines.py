@@ -224,3 +224,13 @@ def test_clean_text():
     assert L.clean_text("a\x00b\x1bc") == "a b c"
     assert L.clean_text("  x  y ") == "x y"
     assert L.strip_line(b"START 15\r\n") == "START 15"
+
+
+def test_line_buffer_splits_every_line_end_and_cuts_long_lines() -> None:
+    from protocol.lines import LineBuffer
+    buf = LineBuffer(max_bytes=8)
+    assert buf.feed(b"STA") == []
+    assert buf.feed(b"RT 15\r\nINFO a 1\rBEG") == [b"START 15", b"INFO a 1"]
+    assert buf.feed(b"IN\n\n\nEND") == [b"BEGIN"]
+    assert buf.flush() == [b"END"] and buf.flush() == []
+    assert buf.feed(b"0123456789") == [b"01234567"] and buf.cut == 1
