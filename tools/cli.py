@@ -17,7 +17,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="gomoku", description="Gomoku / Renju engine tools")
     sub = p.add_subparsers(dest="command", required=True)
 
-    play = sub.add_parser("play", help="play a game in the terminal against the engine")
+    play = sub.add_parser(
+        "play", help="play a game in the terminal against the engine",
+        description="Play in the terminal. Squares are a column letter and a row counted from the "
+                    "top (h8 = x 7, y 7 in the protocol's 0-based x,y; '7,7' is accepted too). "
+                    "Type 'help' in the game for the commands.")
     play.add_argument("--rule", default="freestyle", help="freestyle, standard, renju or caro")
     play.add_argument("--size", default="15", help="board size, e.g. 15, 20 or 20x15")
     play.add_argument("--color", default="black", choices=["black", "white", "none", "both"],
@@ -26,6 +30,12 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--visits", type=int, default=None, help="engine visits per move")
     play.add_argument("--model", default=None, help="model file (.json) or 'heuristic'")
     play.add_argument("--max-moves", type=int, default=None, help="stop after this many moves")
+    play.add_argument("--load", metavar="FILE", default=None,
+                      help="review a game from a .sgf or .psq file (step through, ask for hints)")
+    play.add_argument("--no-color", action="store_true",
+                      help="plain X/O board without colour (also when NO_COLOR is set)")
+    play.add_argument("--export-svg", metavar="FILE", default=None,
+                      help="on leaving, save the final board as an SVG image")
 
     bench = sub.add_parser("bench", help="print speed figures and a search signature as JSON")
     bench.add_argument("--visits", type=int, default=800, help="visits per bench position")
@@ -37,6 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
     tournament.add_parser(sub)
     from tools import build_pbrain
     build_pbrain.add_parser(sub)
+    from tools import serve
+    serve.add_parser(sub)
     return p
 
 
@@ -58,6 +70,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.command == "play":
         from tools import play
         return play.run(args)
+    if args.command == "serve":
+        from tools import serve
+        return serve.run(args)
     return 2
 
 

@@ -1,0 +1,297 @@
+"""The state of one game in the terminal UI, without any input or output.
+
+A :class:`GameSession` holds the board, a redo stack (``future``: moves taken back with ``undo`` or
+``prev`` that ``next`` replays, as when stepping through a loaded game), who is human, how the game
+ended (a five, a full board, a resignation or the move limit), the move times and the latest engine
+analysis. Moves typed by a person go through :meth:`GameSession.check_move`, which turns every kind
+of bad input into a :class:`MoveError` with a message meant for that person.
+"""
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Set, Tuple
+
+import numpy as np
+
+from gomoku_ai.board import Board, parse_move
+from gomoku_ai.records import GameRecord, GameResult, read_record, save_record
+from gomoku_ai.rules import BLACK, EMPTY, WHITE, Outcome, Rule, Termination
+
+COLOR_NAME = {BLACK: "Black", WHITE: "White"}
+
+_MOVE_LIKE = re.compile(r"^\s*(?:[a-zA-Z]\s*-?\d+|-?\d+\s*[,\s]\s*-?\d+)\s*$")
+
+
+class MoveError(ValueError):
+    """A typed move that cannot be played; ``str()`` is the message for the player."""
+
+
+def looks_like_move(text: str) -> bool:
+    """True for ``h8``, ``H 8``, ``7,7`` and ``7 7`` shaped input (range not checked)."""
+    return bool(_MOVE_LIKE.match(text))
+
+
+def parse_size(text: str) -> Tuple[int, int]:
+    """``15`` -> (15, 15); ``20x15`` -> (20, 15) (width x height)."""
+    t = text.strip().lower().replace("×", "x")
+    if "x" in t:
+        w, h = t.split("x", 1)
+        return int(w), int(h)
+    return int(t), int(t)
+
+
+def column_name(x: int) -> str:
+    """The letter of column ``x`` (a-z); past z (boards wider than 26) the last digit of x, as
+    such squares can only be typed as ``x,y``."""
+    return chr(ord("a") + x) if x < 26 else str(x % 10)
+
+
+def square_name(board: Board, m: int) -> str:
+    """``h8`` (as :meth:`Board.move_name`), or ``x,y`` past column z."""
+    x, y = board.xy(m)
+    return board.move_name(m) if x < 26 else f"{x},{y}"
+
+
+@dataclass
+class Analysis:
+    """What one search (or the evaluator's policy) says about one position.
+
+    ``key`` identifies the position (hash and ply); ``heat`` is a dense (W*H,) array of visit
+    shares (or policy probabilities) in [0, 1]; ``pv`` the principal variation from the position;
+    ``black_winrate`` Black's winning chance by the engine; ``top`` (move, share, winrate for the
+    side to move) for the best few moves; ``source`` is "search", "policy" or a tactic's name.
+    """
+
+    key: Tuple[int, int]
+    heat: Optional[np.ndarray] = None
+    pv: List[int] = field(default_factory=list)
+    black_winrate: Optional[float] = None
+    top: List[Tuple[int, float, Optional[float]]] = field(default_factory=list)
+    source: str = "search"
+    visits: int = 0
+    move: Optional[int] = None
+
+
+class GameSession:
+    """One game: the board, redo stack, the human colours and how it ended."""
+
+    def __init__(self, width: int = 15, height: Optional[int] = None,
+                 rule: Rule = Rule.FREESTYLE, humans: Sequence[int] = (BLACK,),
+                 max_moves: Optional[int] = None) -> None:
+        self.board = Board(width, height, rule)
+        self.humans: Set[int] = set(humans)
+        self.max_moves = max_moves
+        self.future: List[int] = []          # redo stack: the next move to replay is future[-1]
+        self.future_times: List[Optional[int]] = []
+        self.times_ms: List[Optional[int]] = []
+        self.resigned: Optional[int] = None  # the colour that resigned
+        self.review = False                  # stepping through a game: the engine never moves
+        self.source: Optional[str] = None    # file the game was loaded from
+        self.names: Dict[int, Optional[str]] = {BLACK: None, WHITE: None}
+        self.analyses: Dict[Tuple[int, int], Analysis] = {}
+        self.last_eval: Optional[Tuple[int, float]] = None  # (ply, Black's win rate)
+        self.started = time.time()
+
+    # ------------------------------------------------------------------ facts
+    @property
+    def rule(self) -> Rule:
+        return self.board.rule
+
+    @property
+    def side(self) -> int:
+        return self.board.side_to_move
+
+    @property
+    def ply(self) -> int:
+        return len(self.board.moves)
+
+    def key(self) -> Tuple[int, int]:
+        """Identifies the current position (for the analysis cache)."""
+        return self.board.hash, self.ply
+
+    def outcome(self) -> Optional[Outcome]:
+        """The result: the board's own (five, full board) or a resignation; None while playing."""
+        if self.resigned is not None:
+            return Outcome(3 - self.resigned, Termination.RESIGNATION)
+        return self.board.outcome()
+
+    def move_limit_reached(self) -> bool:
+        return self.max_moves is not None and self.ply >= self.max_moves
+
+    def is_over(self) -> bool:
+        return self.outcome() is not None or self.move_limit_reached()
+
+    def engine_to_move(self) -> bool:
+        """True when the engine should play now (not in review mode, not a human's turn)."""
+        return (not self.review and not self.is_over() and self.side not in self.humans)
+
+    def mode_name(self) -> str:
+        if self.review:
+            return "review"
+        if self.humans == {BLACK, WHITE}:
+            return "human vs human"
+        if not self.humans:
+            return "engine vs engine"
+        return "you vs engine"
+
+    def player_label(self, color: int) -> str:
+        """``you``, ``engine``, ``human`` (both human), or the recorded name in review mode."""
+        if self.review:
+            return self.names.get(color) or "?"
+        if color in self.humans:
+            return "you" if len(self.humans) == 1 else "human"
+        return "engine"
+
+    # ------------------------------------------------------------------ moves
+    def check_move(self, text: str) -> int:
+        """The flat index of a typed move for the side to move, or MoveError with a message."""
+        b = self.board
+        t = text.strip()
+        m2 = re.match(r"^\s*(-?\d+)\s+(-?\d+)\s*$", t)
+        if m2:
+            t = f"{m2.group(1)},{m2.group(2)}"
+        try:
+            x, y = parse_move(t)
+        except ValueError:
+            raise MoveError(f"'{text.strip()}' is not a move or a command: type a move like h8 "
+                            "(column letter, row from the top) or 7,7 (x,y from 0), or 'help'")
+        if not (0 <= x < b.width and 0 <= y < b.height):
+            raise MoveError(f"{text.strip()} is off the {b.width}x{b.height} board (columns "
+                            f"a-{column_name(min(b.width, 26) - 1)}, rows 1-{b.height}; "
+                            f"x 0-{b.width - 1}, y 0-{b.height - 1})")
+        m = y * b.width + x
+        if self.is_over():
+            raise MoveError("the game is over: 'new' starts another, 'undo' takes moves back")
+        if b[m] != EMPTY:
+            who = COLOR_NAME.get(b[m], "a wall")
+            raise MoveError(f"{square_name(b, m)} ({x},{y}) is occupied by {who}")
+        if b.rule is Rule.RENJU and self.side == BLACK:
+            from gomoku_ai.renju import classify
+            kind = classify(b, m)
+            if kind not in ("ok", "five"):
+                raise MoveError(f"{square_name(b, m)} is forbidden for Black under renju "
+                                f"({kind.replace('_', '-')}); the points marked × are forbidden")
+        return m
+
+    def play(self, m: int, time_ms: Optional[int] = None) -> None:
+        """Play a checked move; it clears the redo stack unless it is the move ``next`` would
+        replay (then the rest of the stepped-through game is kept)."""
+        self.board.play(m)
+        self.times_ms.append(time_ms)
+        if self.future and self.future[-1] == m:
+            self.future.pop()
+            self.future_times.pop()
+        else:
+            self.future.clear()
+            self.future_times.clear()
+
+    def back(self) -> Optional[int]:
+        """Take back one move onto the redo stack (also undoes a resignation first)."""
+        if self.resigned is not None:
+            self.resigned = None
+            return None
+        if not self.board.moves:
+            return None
+        m = self.board.pop()
+        self.future.append(m)
+        self.future_times.append(self.times_ms.pop() if self.times_ms else None)
+        return m
+
+    def forward(self) -> Optional[int]:
+        """Replay one move from the redo stack (unchecked push: a record may go on after a five)."""
+        if not self.future:
+            return None
+        m = self.future.pop()
+        self.times_ms.append(self.future_times.pop())
+        self.board.push(m)
+        return m
+
+    def undo(self) -> int:
+        """Take back moves until a human is to move again (at least one); returns how many."""
+        if self.resigned is not None:
+            self.resigned = None
+            return 0
+        n = 0
+        while self.board.moves:
+            self.back()
+            n += 1
+            if self.review or self.side in self.humans or not self.humans:
+                break
+        return n
+
+    def goto(self, ply: int) -> None:
+        ply = max(0, min(ply, self.ply + len(self.future)))
+        while self.ply > ply:
+            self.back()
+        while self.ply < ply and self.future:
+            self.forward()
+
+    def total_plies(self) -> int:
+        return self.ply + len(self.future)
+
+    def resign(self) -> int:
+        """The side to move resigns (the human, or the side to move in human vs human)."""
+        color = self.side if self.side in self.humans or not self.humans else 3 - self.side
+        self.resigned = color
+        return color
+
+    # ------------------------------------------------------------------ records
+    def to_record(self, engine_name: str = "engine") -> GameRecord:
+        """The game so far as a record (the moves on the board, not the redo stack)."""
+        o = self.outcome()
+        result = GameResult.from_outcome(o) if o is not None else None
+        names = {}
+        for c in (BLACK, WHITE):
+            if self.review or self.source:
+                names[c] = self.names.get(c)
+            else:
+                names[c] = "human" if c in self.humans else engine_name
+        times = self.times_ms if any(t is not None for t in self.times_ms) else None
+        return GameRecord.from_board(self.board, result=result, black=names[BLACK],
+                                     white=names[WHITE], times_ms=times)
+
+    def save(self, path: str, engine_name: str = "engine") -> None:
+        """Write the game as PSQ or SGF (by the extension)."""
+        save_record(self.to_record(engine_name), path)
+
+    @classmethod
+    def from_record(cls, rec: GameRecord, humans: Sequence[int] = (BLACK, WHITE),
+                    at_end: bool = True) -> "GameSession":
+        """A review session over ``rec`` (positioned after the last move, or at the start)."""
+        s = cls(rec.width, rec.height, rec.rule, humans)
+        s.review = True
+        s.names = {BLACK: rec.black, WHITE: rec.white}
+        moves = rec.flat_moves()
+        times = list(rec.times_ms) if rec.times_ms is not None else [None] * len(moves)
+        s.future = list(reversed(moves))
+        s.future_times = list(reversed(times))
+        if at_end:
+            s.goto(len(moves))
+        if (rec.result is not None and rec.result.termination is Termination.RESIGNATION
+                and at_end and s.board.outcome() is None and rec.result.winner is not None):
+            s.resigned = 3 - rec.result.winner
+        return s
+
+    @staticmethod
+    def load_record(path: str, rule: Rule, index: int = 0) -> GameRecord:
+        """Game ``index`` of a PSQ or SGF file (PSQ does not carry the rule: ``rule`` is used)."""
+        games = read_record(path, rule=rule)
+        if not games:
+            raise ValueError(f"{path}: no game in the file")
+        if not 0 <= index < len(games):
+            raise ValueError(f"{path} holds {len(games)} games (1-{len(games)})")
+        return games[index]
+
+
+def default_save_name(directory: str = ".") -> str:
+    """``gomoku-YYYYmmdd-HHMMSS.sgf`` in ``directory``, not yet taken."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    p = Path(directory) / f"gomoku-{stamp}.sgf"
+    k = 2
+    while p.exists():
+        p = Path(directory) / f"gomoku-{stamp}-{k}.sgf"
+        k += 1
+    return str(p)
