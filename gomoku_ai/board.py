@@ -105,8 +105,11 @@ class Board:
         return m % self.width, m // self.width
 
     def move_name(self, m: int) -> str:
-        """``h8`` style name of ``m`` (column letter, 1-based row from the top)."""
+        """``h8`` style name of ``m`` (column letter, 1-based row from the top); columns past ``z``
+        (boards wider than 26) have no letter and are named ``x,y`` instead."""
         x, y = self.xy(m)
+        if x >= 26:
+            return f"{x},{y}"
         return f"{chr(ord('a') + x)}{y + 1}"
 
     def parse(self, text: str) -> int:

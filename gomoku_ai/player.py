@@ -135,14 +135,16 @@ class Player:
         # Root tactics: our VCF first, then the opponent's.
         restrict: Optional[List[int]] = None
         if self.use_vcf and not instant:
+            # caps only: a VCF search usually ends in well under 50 ms (bench_tactics), and these
+            # phases do not watch ``stop``, so they are kept short
             budget = 0.15 * (soft if soft is not None else 2000.0)
-            dl = t0 + min(budget, 1500.0) / 1000.0
+            dl = t0 + min(budget, 500.0) / 1000.0
             line = _find_vcf(board, dl)
             if line:
                 return done(SearchInfo(move=line[0], value=1.0, pv=list(line), proven=1,
                                        source="vcf", depth=len(line)))
             if stop is None or not stop.is_set():
-                dl2 = t0 + min(2 * budget, 3000.0) / 1000.0
+                dl2 = t0 + min(2 * budget, 1000.0) / 1000.0
                 defences = _vcf_defences(board, dl2)
                 if defences is not None:
                     restrict = defences if defences else None

@@ -215,6 +215,13 @@ def test_move_names_round_trip() -> None:
         assert b.parse(f"{x},{y}") == m
 
 
+def test_move_names_past_column_z_use_xy() -> None:
+    b = Board(32, 5)
+    assert b.move_name(b.index(25, 0)) == "z1"
+    assert b.move_name(b.index(26, 3)) == "26,3"
+    assert b.parse(b.move_name(b.index(31, 4))) == b.index(31, 4)
+
+
 def test_full_board_is_a_draw() -> None:
     # a 5x5 freestyle board filled without any five: columns in pairs
     b = Board(5, 5)
