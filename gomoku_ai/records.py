@@ -32,11 +32,11 @@ from __future__ import annotations
 import bisect
 import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import (Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union)
 
+from .fileio import atomic_write_text  # noqa: F401 - re-exported for callers
 from .board import MAX_SIZE, MIN_SIZE, Board, IllegalMoveError
 from .rules import BLACK, WHITE, EMPTY, Outcome, Rule, Termination, rule_from_gomocup
 
@@ -1029,26 +1029,6 @@ def load_games(sources, on_error: str = "raise", size=None, rule: Rule = Rule.FR
     a folder (e.g. ``STATS.json``) are not records and are not listed.
     """
     return GameLoader(sources, on_error=on_error, size=size, rule=rule, recursive=recursive)
-
-
-def atomic_write_text(path: Union[str, "os.PathLike[str]"], text: str) -> None:
-    """Write ``text`` (UTF-8) to a temporary file in the same folder, then ``os.replace`` it."""
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp",
-                               dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def save_record(record: GameRecord, path: Union[str, "os.PathLike[str]"]) -> None:

@@ -43,6 +43,7 @@ import numpy as np
 from .encoding import ENCODING_VERSION, NUM_PLANES, PLANE_NAMES, encode, encode_batch
 from .numpy_backend import NumpyBackend
 from .onnx_backend import OnnxBackend, onnxruntime_available
+from ..fileio import atomic_write_bytes
 from .weights import Arch, ModelError, Weights, check_weights, infer_arch
 
 FORMAT_VERSION = 1
@@ -80,19 +81,6 @@ def _file(base: Path, suffix: str) -> Path:
 
 def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
 
 
 # --------------------------------------------------------------------------------------- config
@@ -339,9 +327,9 @@ def export_model(weights_folded: Mapping[str, np.ndarray], config: Optional[Mapp
     cfg.update(config)  # extra keys (training metadata) are kept as given
 
     base.parent.mkdir(parents=True, exist_ok=True)
-    _write_atomic(_file(base, ".npz"), npz)
+    atomic_write_bytes(_file(base, ".npz"), npz)
     if onnx_bytes is not None:
-        _write_atomic(_file(base, ".onnx"), onnx_bytes)
+        atomic_write_bytes(_file(base, ".onnx"), onnx_bytes)
     jpath = _file(base, ".json")
-    _write_atomic(jpath, (json.dumps(cfg, indent=2) + "\n").encode("utf-8"))
+    atomic_write_bytes(jpath, (json.dumps(cfg, indent=2) + "\n").encode("utf-8"))
     return jpath

@@ -1,0 +1,57 @@
+"""Atomic file writes: every file the project writes (records, shards, models, logs of state) goes
+through here, so that an interruption at any moment leaves either the old file or the new one.
+
+The data goes to a temporary file in the same folder, is flushed and fsynced, then ``os.replace``
+moves it over the target. The temporary file gets the permissions a plain ``open`` would give
+(0666 less the umask), not ``mkstemp``'s 0600.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from typing import IO, Iterator, Union
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+@contextlib.contextmanager
+def atomic_open(path: PathLike, mode: str = "wb", **kwargs) -> Iterator[IO]:
+    """A file object for ``path`` that replaces it atomically when the block ends without error
+    (``mode`` is ``"wb"`` or ``"w"``; text mode defaults to UTF-8 with ``\\n`` line ends)."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
+    try:
+        os.fchmod(fd, 0o666 & ~_umask()) if hasattr(os, "fchmod") else None
+        if "b" not in mode:
+            kwargs.setdefault("encoding", "utf-8")
+            kwargs.setdefault("newline", "\n")
+        with os.fdopen(fd, mode, **kwargs) as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_bytes(path: PathLike, data: bytes) -> None:
+    """Replace ``path`` with ``data`` atomically."""
+    with atomic_open(path, "wb") as f:
+        f.write(data)
+
+
+def atomic_write_text(path: PathLike, text: str) -> None:
+    """Replace ``path`` with ``text`` (UTF-8) atomically."""
+    with atomic_open(path, "w") as f:
+        f.write(text)
