@@ -162,7 +162,7 @@ class MCTS:
                     stats.elapsed_s = now - t0
                     progress(self, stats)
                     next_progress = now + progress_every_s
-            if stop is not None and stop.is_set():
+            if stop is not None and stop.is_set() and root.expanded:
                 stats.stopped_by = "stop"
                 break
             want = batch

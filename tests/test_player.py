@@ -215,3 +215,12 @@ def test_board_is_left_unchanged() -> None:
     before = (b.hash, list(b.moves), b.side_to_move, bytes(b._buf))
     uniform_player().think(b, Limit(visits=300))
     assert (b.hash, list(b.moves), b.side_to_move, bytes(b._buf)) == before
+
+
+def test_stop_already_set_still_returns_a_move() -> None:
+    b = Board(15)
+    b.play(b.parse("h8"))
+    stop = threading.Event()
+    stop.set()
+    info = uniform_player().think(b, Limit(visits=100), stop=stop)
+    assert b.is_empty(info.move)

@@ -16,7 +16,7 @@ Endpoints (JSON in, JSON out, ``Content-Type: application/json``):
       ``moves``: the moves played so far, Black first, each ``"h8"`` (column letter, row counted
       from the top, 1-based: ``h8`` is x 7, y 7), ``"7,7"`` (0-based x,y) or ``[7, 7]``;
     * ``size``: board size for ``moves`` (an integer, or ``[width, height]``; default 15);
-      sides are 5 to 26;
+      sides are 5 to 32 (columns past ``z`` are named ``"x,y"`` in answers);
     * ``side_to_move``: ``"black"``/``"white"`` (or 1/2). With ``board`` it is optional: Black when
       both colours have as many stones, White when Black has one more. Given explicitly it must
       agree with the counts: **Black to move requires #black == #white, White to move requires
@@ -72,7 +72,7 @@ import signal
 import sys
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from http import HTTPStatus
@@ -195,6 +195,8 @@ class Engine:
         if not cands:
             cands = [{**_sq(board, move), "probability": 1.0, "visits": info.visits,
                       "q": round(info.value, 4), "prior": None}]
+        else:   # the answer first (ties in visits are broken by Q in the search, not here)
+            cands.sort(key=lambda c: (c["x"], c["y"]) != board.xy(move))
         pv = info.pv if info.pv and info.pv[0] == move else [move]
         return {**_sq(board, move), "value": round(float(info.value), 4),
                 "winrate": round(float(info.winrate), 4), "source": info.source,
@@ -290,6 +292,7 @@ class MoveServer(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
     allow_reuse_address = True
+    request_queue_size = 128   # listen backlog (socketserver's 5 resets bursts of connections)
 
     def __init__(self, cfg: ServeConfig, engine: Engine) -> None:
         self.cfg = cfg
@@ -474,7 +477,7 @@ class Handler(BaseHTTPRequestHandler):
     def _read_json(self) -> Any:
         if self.headers.get("Transfer-Encoding"):
             raise RequestError(411, "length_required", "send the body with a Content-Length "
-                                                       "(chunked transfer encoding is not accepted)")
+                               "(chunked transfer encoding is not accepted)")
         cl = self.headers.get("Content-Length")
         if cl is None:
             raise RequestError(411, "length_required", "a Content-Length header is required")
@@ -521,6 +524,8 @@ class Handler(BaseHTTPRequestHandler):
         except FutureTimeout:
             cancelled.set()
             raise _busy("the search did not finish in time") from None
+        except CancelledError:
+            raise _busy("the server is shutting down") from None
         except Busy as e:
             raise _busy(str(e)) from None
         except (RequestError, NoMoveError):
@@ -599,7 +604,9 @@ def make_server(cfg: ServeConfig, engine: Optional[Engine] = None,
 
 def start_background(cfg: ServeConfig, engine: Optional[Engine] = None,
                      model: Optional[str] = None) -> Tuple[MoveServer, threading.Thread]:
-    """Serve on a daemon thread (tests, benchmarks); stop with ``srv.shutdown(); srv.server_close()``."""
+    """Serve on a daemon thread (tests, benchmarks).
+
+    Stop with ``srv.shutdown(); srv.server_close()``."""
     srv = make_server(cfg, engine, model)
     t = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.1},
                          name="serve-accept", daemon=True)

@@ -1,14 +1,14 @@
-"""Request validation for ``gomoku serve``: JSON body -> (board, limits), or a :class:`RequestError`.
+"""Request validation for ``gomoku serve``: JSON body -> (board, limits), or a RequestError.
 
 Everything here is pure (no sockets, no search) so that it can be tested on its own. The rules are
 documented in :mod:`tools.serve`; in short:
 
-* **400** ``bad_request`` family: the body is not what the API describes (wrong types, wrong shape,
-  cell values other than 0/1/2, an unreadable move, an unknown key, a negative or non-numeric limit).
-* **422** ``illegal_position`` family: the body is well formed but describes no position the engine
-  may be asked about (impossible stone counts, a game that is already won or a full board, an
-  occupied or off-board move in a move list, a renju-forbidden Black move in a move list, a
-  ``side_to_move`` that contradicts the move list, no legal move).
+* **400**: the body is not what the API describes (wrong types, wrong shape, cell values other
+  than 0/1/2, an unreadable move, an unknown key, a negative or non-numeric limit).
+* **422**: the body is well formed but describes no position the engine may be asked about
+  (impossible stone counts, a game that is already won or a full board, an occupied or
+  off-board move in a move list, a renju-forbidden Black move in a move list, a ``side_to_move``
+  that contradicts the move list, no legal move).
 
 Limits above the server's maximum are *clamped* (the answer says which ones were).
 """
@@ -18,10 +18,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from gomoku_ai.board import MIN_SIZE, Board, IllegalMoveError
+from gomoku_ai.board import MAX_SIZE, MIN_SIZE, Board, IllegalMoveError
 from gomoku_ai.rules import BLACK, EMPTY, WHITE, Rule
 
-MAX_SIDE = 26          # column letters a..z: every square has an "h8" style name
+MAX_SIDE = MAX_SIZE     # 32; columns past z are named "x,y" (Board.move_name)
 DEFAULT_SIZE = 15
 DEFAULT_VISITS = 800   # when a request gives neither visits nor time_ms (then clamped to the cap)
 MAX_TOP = 25
@@ -199,7 +199,8 @@ def parse_position(body: Dict[str, Any], allowed_keys: frozenset) -> Position:
 def _board_from_grid(grid: Any, rule: Rule, side: Optional[int],
                      size: Optional[Tuple[int, int]]) -> Board:
     if not isinstance(grid, list) or not grid:
-        raise bad("bad_board", "board must be a non-empty list of rows (board[y][x], top row first)")
+        raise bad("bad_board", "board must be a non-empty list of rows (board[y][x], top row "
+                               "first)")
     h = len(grid)
     if not MIN_SIZE <= h <= MAX_SIDE:
         raise bad("bad_board", f"board has {h} rows; a side must be {MIN_SIZE} to {MAX_SIDE}")
@@ -207,7 +208,8 @@ def _board_from_grid(grid: Any, rule: Rule, side: Optional[int],
         raise bad("bad_board", "every row of board must be a list of cells")
     w = len(grid[0])
     if not MIN_SIZE <= w <= MAX_SIDE:
-        raise bad("bad_board", f"board rows have {w} cells; a side must be {MIN_SIZE} to {MAX_SIDE}")
+        raise bad("bad_board", f"board rows have {w} cells; a side must be {MIN_SIZE} to "
+                               f"{MAX_SIDE}")
     for y, row in enumerate(grid):
         if len(row) != w:
             raise bad("bad_board", f"board row {y} has {len(row)} cells, row 0 has {w}: the board "
