@@ -1,7 +1,8 @@
 """Manager side of the protocol (protocol/manager.py) and the referee (tools/tournament_game.py), against our
 own engine.py and against small fake engines: stall -> timeout loss and the process tree killed within
 deadline + tolerance; crash -> crash loss and a working restart; occupied square -> illegal move; garbage ->
-protocol error; renju forbidden move; bad bytes, MESSAGE/DEBUG and stderr handled without failing."""
+protocol error; renju forbidden move; bad bytes, MESSAGE/DEBUG and stderr handled without failing; a late reply
+within the tolerance counted (only the clock charged), beyond it a time loss."""
 from __future__ import annotations
 
 import os
@@ -50,6 +51,8 @@ FAKE = textwrap.dedent(r'''
     def answer():
         if mode == "stall":
             time.sleep(600)
+        if mode == "late":  # every reply FAKE_DELAY_MS late
+            time.sleep(float(os.environ.get("FAKE_DELAY_MS", "500")) / 1000.0)
         if mode == "crash" and not (state and os.path.exists(state)):
             if state:
                 open(state, "w").close()
@@ -387,3 +390,52 @@ def test_time_control_parsing():
     for bad in ("abc", "1/2/3", "-1"):
         with pytest.raises(ValueError):
             TimeControl.parse(bad)
+
+
+def test_late_reply_within_the_tolerance_counts_beyond_it_loses_on_time(tmp_path):
+    """As c-gomoku-cli: a reply after the turn budget but within budget + tolerance is played (the move time is
+    recorded as it was); a reply later than that is a time loss, with the deadline in the reason."""
+    cfg = GameConfig(width=15, height=15, rule=Rule.FREESTYLE, draw_after=7, tolerance_ms=600,
+                     move_timeout_ms=2000)
+    tc = TimeControl.parse("0/0.2")  # 200 ms per move; the engine answers after 450 ms
+    late = _ext(tmp_path, "late", env={"FAKE_DELAY_MS": "450"}, name="late")
+    try:
+        res = play_game(_spec(0, [(7, 7), (8, 8), (6, 6)]), (_random(), late), cfg, (tc, tc))
+        assert res["offender"] is None and res["termination"] == "adjudication", res
+        late_times = res["times_ms"][3::2]  # White's moves (after the 3 opening stones: plies 4 and 6)
+        assert len(late_times) == 2 and all(400 <= t < 800 for t in late_times), res["times_ms"]
+        assert late.client.state is EngineState.READY and late.client.starts == 1  # not killed
+    finally:
+        late.close()
+    slow = _ext(tmp_path, "late", env={"FAKE_DELAY_MS": "1500"}, name="slow")
+    try:
+        t0 = time.monotonic()
+        res = play_game(_spec(1, [(7, 7), (8, 8), (6, 6)]), (_random(), slow), cfg, (tc, tc))
+        assert time.monotonic() - t0 < 1.4  # killed at 200 + 600 ms, not waited for
+        assert res["termination"] == "time" and res["offender"] == "white" and res["result"] == "1-0"
+        assert "budget 200 + tolerance 600" in res["reason"] and res["plies"] == 3
+        assert slow.client.state is EngineState.DEAD
+    finally:
+        slow.close()
+
+
+def test_late_reply_on_a_game_clock_is_charged_then_loses(tmp_path):
+    """A game clock of 1 s, no turn limit, a reply every 450 ms: moves 1-2 fit the clock; move 3 takes the clock
+    below zero but not below -tolerance, so it counts and is charged; move 4 has only the rest of the tolerance
+    and loses on time."""
+    cfg = GameConfig(width=15, height=15, rule=Rule.FREESTYLE, draw_after=40, tolerance_ms=600,
+                     move_timeout_ms=5000)
+    tc = TimeControl.parse("1")
+    late = _ext(tmp_path, "late", env={"FAKE_DELAY_MS": "450"}, name="late")
+    try:
+        res = play_game(_spec(0), (late, _random()), cfg, (tc, tc))
+        assert res["termination"] == "time" and res["offender"] == "black", res
+        black_times = res["times_ms"][0::2]
+        assert len(black_times) == 3 and all(t >= 450 for t in black_times), res["times_ms"]
+        assert res["plies"] == 6  # three black moves counted, the 4th lost on time
+        assert "no reply" in res["reason"] and "(budget -" in res["reason"], res["reason"]  # clock below 0
+        # the clock was charged the full time of every counted move
+        assert res["clock_ms"]["black"] == pytest.approx(1000 - sum(black_times), abs=3)
+        assert -600 < res["clock_ms"]["black"] < 0
+    finally:
+        late.close()

@@ -1,5 +1,6 @@
 """The tournament runner (tools/tournament*.py): player specs, the schedule, a short round robin of in-process
-players, external engines (our engine.py and a crashing fake), resume after a kill or a torn results line,
+players, external engines (our engine.py and a crashing fake), --resume after a kill (same results as an
+uninterrupted run) or a torn results line, the PGN file read back (and as Ordo scans it), the live table,
 an SPRT match that stops when decided, worker processes (-j 2), and a stuck in-process search."""
 from __future__ import annotations
 
@@ -47,6 +48,90 @@ def results(out_dir):
 
 def finished_ids(text):
     return [int(m) for m in re.findall(r"Finished game (\d+) ", text)]
+
+
+#: fields of a result line that depend on the clock, not on the play
+TIMING = ("times_ms", "started_at", "duration_s", "comments", "clock_ms")
+
+
+def play_only(recs):
+    return [{k: v for k, v in r.items() if k not in TIMING} for r in sorted(recs, key=lambda r: r["game"])]
+
+
+# ------------------------------------------------------------------------------------------ PGN reader
+_TAG = re.compile(r'^\[(\w+) "((?:[^"\\]|\\.)*)"\]\s*$')
+_TERM = ("1-0", "0-1", "1/2-1/2", "*")
+
+
+def read_pgn(text):
+    """A small PGN reader: ';' comment lines and '%' escape lines skipped, tag pairs, movetext with brace
+    comments, a game ends at its termination marker. Returns [{"tags": {...}, "order": [...], "comment": str,
+    "termination": str}]."""
+    games, tags, order, move_lines = [], {}, [], []
+    for line in text.splitlines():
+        if line.startswith(";") or line.startswith("%"):
+            continue
+        m = _TAG.match(line)
+        if m:
+            assert not move_lines, f"a tag inside movetext: {line!r}"
+            tags[m.group(1)] = re.sub(r"\\(.)", r"\1", m.group(2))
+            order.append(m.group(1))
+            continue
+        if not line.strip():
+            continue
+        assert tags, f"movetext before any tag: {line!r}"
+        move_lines.append(line)
+        movetext = " ".join(move_lines)
+        bare = re.sub(r"\{[^}]*\}", " ", movetext)
+        if "{" in bare:
+            continue  # a comment still open
+        toks = bare.split()
+        if toks and toks[-1] in _TERM:
+            comments = re.findall(r"\{([^}]*)\}", movetext)
+            games.append({"tags": tags, "order": order, "comment": " ".join(comments), "termination": toks[-1]})
+            tags, order, move_lines = {}, [], []
+    assert not tags and not move_lines, "an unfinished game at the end of the file"
+    return games
+
+
+def ordo_scan(text):
+    """Ordo's pgnget.c, line by line: strstr for [White ", [Black " and [Result "; a game is collected when all
+    three were seen."""
+    out, cur = [], {}
+    for line in text.splitlines():
+        for key in ("White", "Black", "Result"):
+            i = line.find(f'[{key} "')
+            if i >= 0:
+                j = line.find('"]', i)
+                assert j >= 0, line
+                cur[key] = line[i + len(key) + 3:j]
+        if len(cur) == 3:
+            assert cur["Result"] in ("1-0", "0-1", "1/2-1/2")
+            out.append((cur["White"], cur["Black"], cur["Result"]))
+            cur = {}
+    return out
+
+
+def check_pgn(out_dir):
+    """tournament.pgn holds every game of results.jsonl: first mover as White, same result, same moves."""
+    from gomoku_ai.board import parse_move
+    text = (Path(out_dir) / "tournament.pgn").read_text()
+    assert text.startswith(";") and "first" in text.splitlines()[1].lower()
+    games = read_pgn(text)
+    recs = sorted(results(out_dir), key=lambda r: r["game"])
+    assert len(games) == len(recs) > 0
+    for g, r in zip(games, recs):
+        t = g["tags"]
+        assert g["order"][:7] == ["Event", "Site", "Date", "Round", "White", "Black", "Result"]
+        assert re.fullmatch(r"\d{4}\.\d\d\.\d\d", t["Date"])
+        assert int(t["GameId"]) == r["game"] and int(t["Round"]) == r["round"] + 1
+        assert (t["White"], t["Black"]) == (r["black"], r["white"])  # PGN White = our Black (first mover)
+        assert t["Result"] == r["result"] == g["termination"]
+        assert int(t["PlyCount"]) == len(r["moves"])
+        moves_text = g["comment"].split(";")[0].split()
+        assert [list(parse_move(m)) for m in moves_text] == r["moves"]
+    assert ordo_scan(text) == [(r["black"], r["white"], r["result"]) for r in recs]
+    return games
 
 
 # ------------------------------------------------------------------------------------------ specs
@@ -133,6 +218,7 @@ def test_round_robin_in_process(tmp_path, capsys):
         assert rec.result is not None and rec.result.score() == r["result"]
         psq = read_psq(sgf[0].with_suffix(".psq"))
         assert [list(m) for m in psq.moves] == r["moves"]
+    check_pgn(out)
 
 
 def test_resume_after_a_torn_results_line(tmp_path, capsys):
@@ -144,6 +230,11 @@ def test_resume_after_a_torn_results_line(tmp_path, capsys):
     path = out / "results.jsonl"
     lines = path.read_bytes().splitlines(keepends=True)
     assert len(lines) == 6
+    # without --resume a folder that is not empty is refused
+    code = T.main([str(a) for a in args])
+    err = capsys.readouterr().err
+    assert code == 2 and "use --resume to continue, or choose a new folder" in err
+    args = args + ["--resume"]
     # simulate an interruption: 3 finished games and half of the 4th line
     path.write_bytes(b"".join(lines[:3]) + lines[3][: len(lines[3]) // 2])
     code, text = run_cli(args, capsys)
@@ -159,19 +250,32 @@ def test_resume_after_a_torn_results_line(tmp_path, capsys):
     # more games extend the same schedule; changed settings are refused
     code, text = run_cli(args[:4] + [4] + args[5:], capsys)
     assert code == 0 and finished_ids(text) == [6, 7, 8, 9, 10, 11]
-    code, _ = run_cli(["heuristic:20", "pure:30", "random", "--games", 2, "--out", out, "-j", 1], capsys)
+    code, _ = run_cli(["heuristic:20", "pure:30", "random", "--games", 2, "--out", out, "-j", 1, "--resume"],
+                      capsys)
     assert code == 2
-    code, _ = run_cli(args[:-2] + ["--draw-after", 50], capsys)
+    code, _ = run_cli(args[:-3] + ["--draw-after", 50, "--resume"], capsys)
     assert code == 2
+    check_pgn(out)
+    # --resume on a folder that holds no tournament is refused; on a new folder it starts a run
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("x")
+    code = T.main(["random", "random", "name=b", "--games", "2", "--out", str(other), "--resume"])
+    assert code == 2 and "nothing to resume" in capsys.readouterr().err
+    code = T.main(["random", "random", "name=b", "--games", "2", "--out", str(tmp_path / "new"), "--resume",
+                   "--seed", "1"])
+    assert code == 0 and len(results(tmp_path / "new")) == 2
 
 
-def test_kill_mid_tournament_then_resume(tmp_path, capsys):
+def test_kill_mid_tournament_then_resume_equals_an_uninterrupted_run(tmp_path, capsys):
+    """SIGKILL the runner (a subprocess) after a few games, resume with --resume: the final results and
+    summary are exactly those of an uninterrupted run of the same seed (deterministic players)."""
     out = tmp_path / "killed"
-    args = ["heuristic:30", "pure:30", "--games", 10, "--out", out, "--seed", 9, "-j", 1, "--draw-after", 80]
+    args = ["heuristic:30", "pure:30", "--games", 10, "--seed", 9, "-j", 1, "--draw-after", 80]
     env = dict(os.environ)
     env.pop("PYTHONUNBUFFERED", None)
-    proc = subprocess.Popen([sys.executable, "-m", "tools.tournament", *map(str, args)], cwd=str(ROOT), env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen([sys.executable, "-m", "tools.tournament", *map(str, args), "--out", str(out)],
+                            cwd=str(ROOT), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     path = out / "results.jsonl"
     deadline = time.monotonic() + 30
     try:
@@ -188,9 +292,12 @@ def test_kill_mid_tournament_then_resume(tmp_path, capsys):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        proc.stderr.close()
     before = [json.loads(x) for x in path.read_bytes().split(b"\n") if x.strip()]
     assert 3 <= len(before) < 10
-    code, text = run_cli(args, capsys)
+    code, text = run_cli(args + ["--out", out], capsys)
+    assert code == 2 and finished_ids(text) == []  # not without --resume
+    code, text = run_cli(args + ["--out", out, "--resume"], capsys)
     assert code == 0
     played = finished_ids(text)
     done = {r["game"] for r in before}
@@ -198,6 +305,22 @@ def test_kill_mid_tournament_then_resume(tmp_path, capsys):
     recs = results(out)
     assert sorted(r["game"] for r in recs) == list(range(10))
     assert [r["game"] for r in recs[:len(before)]] == [r["game"] for r in before]
+    # the same tournament without an interruption
+    ref = tmp_path / "whole"
+    code, _ = run_cli(args + ["--out", ref, "--quiet"], capsys)
+    assert code == 0
+    assert play_only(recs) == play_only(results(ref))
+    s1, s2 = (json.loads((d / "summary.json").read_text()) for d in (out, ref))
+    for key in ("games_played", "players", "crosstable", "terminations", "black_score"):
+        assert s1[key] == s2[key], key
+    for key in ("elo", "err", "first_move_elo", "los"):
+        assert s1["rating"][key] == s2["rating"][key], key
+    assert [p["penta"] for p in s1["pairings"]] == [p["penta"] for p in s2["pairings"]]
+    def pgn_games(d):  # Site is the folder's name; Date may cross midnight
+        return [({k: v for k, v in g["tags"].items() if k not in ("Site", "Date")}, g["comment"])
+                for g in read_pgn((d / "tournament.pgn").read_text())]
+    assert pgn_games(out) == pgn_games(ref)
+    check_pgn(out)
 
 
 def test_sprt_match_stops_when_decided(tmp_path, capsys):
@@ -211,9 +334,13 @@ def test_sprt_match_stops_when_decided(tmp_path, capsys):
     assert s["games_played"] < 60 and s["games_played"] % 2 == 0
     assert s["stop_reason"].startswith("SPRT: H1")
     assert "Score of heuristic:30 vs random" in text and "SPRT (logistic" in text
+    from tools.tournament_live import footer_lines
+    foot = footer_lines(s)
+    assert any(x.startswith("SPRT [0, 200] LLR") and x.endswith("-> H1") for x in foot), foot
+    assert any("penta" in x for x in foot)
     # rerunning a decided test plays nothing
     code, text = run_cli(["heuristic:30", "random", "--sprt", "--elo0", 0, "--elo1", 200, "--games", 100,
-                          "--out", out, "-j", 1], capsys)
+                          "--out", out, "-j", 1, "--resume"], capsys)
     assert code == 0 and finished_ids(text) == []
 
 
@@ -240,6 +367,9 @@ def test_external_engines_and_a_crash_in_a_tournament(tmp_path, capsys):
     crasher = [p for p in s["players"] if p["name"] == "crasher"][0]
     assert crasher["failures"]["crash"] == 1
     assert "crash" in (out / "summary.txt").read_text()
+    # the live table shows the crash next to the results
+    row = [r for r in render_rows(s, [0, 0, 0]) if r[1] == "crasher"][0]
+    assert row[10] == "1" and row[9] == "·"  # Crash, Time
 
 
 def test_worker_processes(tmp_path, capsys):
@@ -315,3 +445,56 @@ def test_gomoku_cli_has_the_tournament_subcommand(tmp_path, capsys):
     assert code == 0
     assert len(results(out)) == 2 and not any((out / "games").iterdir())
     assert json.loads((out / "tournament.json").read_text())["format"] == "gauntlet"
+
+
+def render_rows(summary, left):
+    """The live standings table as rows of cell strings."""
+    from io import StringIO
+    from rich.console import Console
+    from tools.tournament_live import standings_table
+    buf = StringIO()
+    Console(file=buf, width=200, color_system=None).print(standings_table(summary, left))
+    rows = []
+    for line in buf.getvalue().splitlines():
+        cells = [c.strip() for c in line.split("│")[1:-1]] if line.startswith("│") else None
+        if cells:
+            rows.append(cells)
+    return rows
+
+
+def test_live_table_and_progress_on_a_terminal(tmp_path, capsys, monkeypatch):
+    import argparse
+    from io import StringIO
+    from rich.console import Console
+    from tools.tournament_live import LiveDisplay
+    buf = StringIO()
+
+    def factory(total, done, title):
+        return LiveDisplay(total, done, title, console=Console(file=buf, force_terminal=True, width=150,
+                                                               color_system=None))
+
+    p = argparse.ArgumentParser()
+    T.configure_parser(p)
+    a = p.parse_args(["random", "random", "name=b", "random", "name=c", "--games", "2", "--seed", "3", "-j", "1",
+                      "--out", str(tmp_path / "live"), "--draw-after", "30"])
+    lines = []
+    r = T.Runner(T.build_config(a), a.out, echo=lines.append, live=factory)
+    r.prepare()
+    assert r.run() == 0
+    screen = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", buf.getvalue())
+    for word in ("Elo", "±95%", "LOS↓", "W-D-L", "Left", "Time", "Crash", "random", "games", "6/6"):
+        assert word in screen, word
+    assert len(re.findall(r"Finished game \d+ ", screen)) == 6  # printed above the live region
+    assert not any(x.startswith("Finished game") for x in lines)
+    assert any("Ratings (Bradley-Terry" in x for x in lines)  # the full summary after the live region
+    rows = render_rows(r.summary(), r.games_left())
+    assert sorted(row[1] for row in rows) == ["b", "c", "random"]
+    assert all(row[8] == "0" for row in rows) and sum(int(row[5]) for row in rows) == 12  # Left, Games
+    # gomoku tournament picks the live view only when stdout is a terminal (--no-live: plain lines)
+    monkeypatch.setattr(T, "_stdout_is_tty", lambda: True)
+    code, text = run_cli(["random", "random", "name=b", "--games", 2, "--seed", 1, "-j", 1,
+                          "--out", tmp_path / "tty"], capsys)
+    assert code == 0 and "LOS↓" in text
+    code, text = run_cli(["random", "random", "name=b", "--games", 2, "--seed", 1, "-j", 1, "--no-live",
+                          "--out", tmp_path / "plain"], capsys)
+    assert code == 0 and "LOS↓" not in text and len(finished_ids(text)) == 2

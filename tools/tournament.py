@@ -7,6 +7,7 @@ Usage (players first, then options; ``python -m tools.tournament`` works the sam
     gomoku tournament heuristic:200 random --sprt --elo0 0 --elo1 200 --games 200 --out runs/t/sprt
     gomoku tournament cmd="python engine.py" name=ours heuristic:800 --tc 60/5+0.5 \\
         --openings /work/shared/data/openings/piskvork_openings.txt --transform --out runs/t/ext
+    gomoku tournament heuristic:200 pure:400 --games 40 --out runs/t/hp --resume    # continue / extend a run
 
 Player specs are documented in :mod:`tools.tournament_players`; the schedule in
 :mod:`tools.tournament_schedule`; the referee and time controls in :mod:`tools.tournament_game`; the results
@@ -18,14 +19,25 @@ Output folder (``--out``)::
     results.jsonl     one line per finished game, appended with fsync (the resume point)
     summary.json      standings, ratings, pairwise and match statistics, SPRT state (atomic)
     summary.txt       the same as text (atomic)
+    tournament.pgn    every finished game for BayesElo / Ordo (atomic; PGN White = our Black, the first
+                      mover; see :mod:`tools.tournament_pgn`)
     games/            one record per game: 000012-<black>-vs-<white>.sgf (and/or .psq)
     logs/             runner.log (main process), worker-N.log (with -j > 1): engine stderr, warnings
 
-Resume: rerun the same command with the same ``--out``. Finished games (complete lines of ``results.jsonl``)
+Resume: rerun the same command with the same ``--out`` and ``--resume``. Without ``--resume`` an existing,
+non-empty output folder is refused ("use --resume to continue, or choose a new folder"), so that a finished or
+unrelated run is never extended by accident; ``--resume`` on a missing or empty folder starts a new run, and on a
+non-empty folder without ``tournament.json`` is refused. Finished games (complete lines of ``results.jsonl``)
 are skipped, a torn last line is discarded, the schedule is rebuilt from the recorded seed, and only the
-missing games are played. ``--games`` may be raised to extend a finished run. Changing anything that shapes the
-schedule or the players (players, format, openings, rule, size, time control, visits, draw-after, seed) is
-refused.
+missing games are played: with deterministic players (in-process, fixed visits) a resumed run ends with
+exactly the results of an uninterrupted one. ``--games`` may be raised to extend a finished run. Changing
+anything that shapes the schedule or the players (players, format, openings, rule, size, time control, visits,
+draw-after, seed) is refused.
+
+Display: on a terminal, a live table (rank, Elo +/- 95 %, LOS against the next player, games, W-D-L, score,
+games left, time losses, crashes, other forfeits) with a progress bar (:mod:`tools.tournament_live`); the
+finished-game lines scroll above it (``--quiet``: none). When stdout is not a terminal (or with ``--no-live``):
+plain lines, and the standings every ``--report-every`` games. The full text summary is printed at the end.
 
 Never hang: every wait has a deadline (engine replies: budget + tolerance; start-up and START: the start-up
 timeout; moves without a time limit: the move timeout; in-process searches: the same deadlines, in a helper
@@ -51,6 +63,7 @@ from gomoku_ai.records import GameRecord, GameResult, atomic_write_text, save_re
 from gomoku_ai.rules import BLACK, WHITE, Rule, Termination
 
 from .tournament_game import GameSpec, TimeControl, game_wall_limit_s
+from .tournament_pgn import write_pgn
 from .tournament_players import SpecError, parse_players
 from .tournament_results import ResultsFile, err_text, format_summary, json_safe, summarize
 from .tournament_schedule import (FORMATS, build_schedule, file_sha256, load_book, pairings,
@@ -85,7 +98,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 def configure_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("players", nargs="+", metavar="PLAYER",
                    help="player specs, each followed by its key=value options")
-    p.add_argument("--out", required=True, help="output folder (rerun with the same folder to resume)")
+    p.add_argument("--out", required=True, help="output folder (new or empty, or an earlier run's with --resume)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the tournament in --out (same arguments; finished games are kept)")
     p.add_argument("--format", default="auto", choices=("auto",) + FORMATS,
                    help="auto: match for two players, roundrobin for more")
     p.add_argument("--games", type=int, default=None,
@@ -127,6 +142,8 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--report-every", type=int, default=0,
                    help="print the standings every N games (default: every pair for a match, else 20)")
     p.add_argument("--quiet", action="store_true", help="no per-game lines")
+    p.add_argument("--no-live", action="store_true",
+                   help="plain lines even on a terminal (no live table / progress bar)")
 
 
 def default_concurrency() -> int:
@@ -271,10 +288,17 @@ def record_of(res: Dict[str, Any], config: Dict[str, Any]) -> GameRecord:
 class Runner:
     """One tournament in one output folder (see the module docstring)."""
 
-    def __init__(self, config: Dict[str, Any], out_dir: str, echo: Any = None) -> None:
+    def __init__(self, config: Dict[str, Any], out_dir: str, echo: Any = None, resume: bool = False,
+                 live: Any = None) -> None:
+        """``resume``: continue the run in ``out_dir`` (else a non-empty folder is refused). ``live``: None for
+        plain lines, True for a :class:`~tools.tournament_live.LiveDisplay` on stdout, or a callable
+        ``(total, done, title) -> LiveDisplay`` (tests pass one with their own console)."""
         self.config = dict(config)
         self.out = os.path.abspath(out_dir)
-        self.echo = echo if echo is not None else (lambda s: print(s, flush=True))
+        self._echo = echo if echo is not None else (lambda s: print(s, flush=True))
+        self.resume = bool(resume)
+        self.live_factory = live
+        self.live: Any = None
         self.results: List[Dict[str, Any]] = []
         self.done: Dict[int, Dict[str, Any]] = {}
         self.schedule: List[GameSpec] = []
@@ -286,8 +310,34 @@ class Runner:
         self.abandoned: List[int] = []
         self.warnings: List[str] = []
 
+    def echo(self, text: str) -> None:
+        if self.live is not None:
+            self.live.print(text)
+        else:
+            self._echo(text)
+
     # ------------------------------------------------------------------ set-up
+    def check_folder(self) -> None:
+        """Refuse a non-empty output folder without ``--resume`` (and one that holds no tournament)."""
+        if os.path.exists(self.out) and not os.path.isdir(self.out):
+            raise TournamentError(f"--out {self.out} is not a folder")
+        try:
+            entries = os.listdir(self.out)
+        except FileNotFoundError:
+            entries = []
+        except OSError as e:
+            raise TournamentError(f"--out {self.out}: {e}") from None
+        if not entries:
+            return
+        if not self.resume:
+            raise TournamentError(f"{self.out} is not empty (an earlier run?): use --resume to continue, "
+                                  "or choose a new folder")
+        if not os.path.exists(os.path.join(self.out, "tournament.json")):
+            raise TournamentError(f"{self.out} is not empty and holds no tournament.json: there is nothing to "
+                                  "resume; choose a new folder")
+
     def prepare(self) -> None:
+        self.check_folder()
         os.makedirs(os.path.join(self.out, "games"), exist_ok=True)
         os.makedirs(os.path.join(self.out, "logs"), exist_ok=True)
         tj = os.path.join(self.out, "tournament.json")
@@ -311,7 +361,7 @@ class Runner:
             if diff:
                 raise TournamentError(
                     f"{self.out} holds a tournament with different settings ({', '.join(diff)}); "
-                    "rerun with the same arguments to resume, or use a new --out folder. Stored: "
+                    "rerun with the same arguments and --resume, or use a new --out folder. Stored: "
                     + ", ".join(f"{k}={stored.get(k)!r}" for k in diff))
         if c.get("seed") is None:
             c["seed"] = random.SystemRandom().randrange(1, 2**31)
@@ -380,7 +430,24 @@ class Runner:
         atomic_write_text(os.path.join(self.out, "summary.json"),
                           json.dumps(json_safe(s), indent=1, allow_nan=False) + "\n")
         atomic_write_text(os.path.join(self.out, "summary.txt"), format_summary(s, self.header()))
+        try:
+            write_pgn(os.path.join(self.out, "tournament.pgn"), self.results, self.config)
+        except (OSError, ValueError) as e:
+            self._warn(f"cannot write tournament.pgn: {e}")
         return s
+
+    def games_left(self) -> List[int]:
+        """Games each player still has in the schedule."""
+        left = [0] * len(self.config["names"])
+        for g in self.schedule:
+            if g.game not in self.done:
+                left[g.black] += 1
+                left[g.white] += 1
+        return left
+
+    def update_live(self) -> None:
+        if self.live is not None:
+            self.live.update(self.summary(), self.games_left(), len(self.done), len(self.schedule))
 
     def sprt_decided(self) -> Optional[str]:
         c = self.config
@@ -412,8 +479,11 @@ class Runner:
                       f"{{{how}}} [{len(self.done)}/{len(self.schedule)}]")
         self._since_report += 1
         self.write_summary()
+        self.update_live()
 
     def maybe_report(self, pair_complete: bool) -> None:
+        if self.live is not None:
+            return  # the live table is the report
         c = self.config
         every = c.get("report_every") or 0
         if c["format"] == "match" and not every:
@@ -476,7 +546,13 @@ class Runner:
         old_level = root.level
         root.addHandler(handler)
         root.setLevel(logging.INFO)
+        live = None
         try:
+            if jobs and self.live_factory:
+                live = self._make_live()
+                live.__enter__()
+                self.live = live
+                self.update_live()
             if jobs:
                 if conc == 1:
                     self._run_inline(jobs)
@@ -484,9 +560,16 @@ class Runner:
                     self._run_pool(jobs, conc)
         except KeyboardInterrupt:
             self.stop_reason = "interrupted"
-            self.echo("Interrupted: finished games are saved; rerun the same command to resume.")
+            self.echo("Interrupted: finished games are saved; rerun the same command with --resume to continue.")
             code = 130
         finally:
+            if live is not None:
+                try:
+                    self.update_live()
+                    live.__exit__(None, None, None)
+                except Exception:  # noqa: BLE001 - the display must not lose the results
+                    log.exception("closing the live display failed")
+                self.live = None
             if self.store is not None:
                 self.store.close()
             root.removeHandler(handler)
@@ -497,9 +580,16 @@ class Runner:
         if self.stop_reason:
             self.echo(f"Stopped: {self.stop_reason}")
         if self.abandoned and code == 0:
-            self.echo(f"Incomplete: games {self.abandoned} were abandoned; rerun the same command to play them.")
+            self.echo(f"Incomplete: games {self.abandoned} were abandoned; rerun the same command with --resume "
+                      "to play them.")
             code = 1
         return code
+
+    def _make_live(self) -> Any:
+        if callable(self.live_factory):
+            return self.live_factory(len(self.schedule), len(self.done), self.header())
+        from .tournament_live import LiveDisplay
+        return LiveDisplay(len(self.schedule), len(self.done), self.header())
 
     def _check_sprt(self) -> bool:
         if self.config.get("sprt") and self.stop_reason is None:
@@ -696,11 +786,19 @@ def _kill_group(pid: int) -> None:
 
 
 # ------------------------------------------------------------------------------------------ entry points
+def _stdout_is_tty() -> bool:
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the tournament described by parsed arguments (``gomoku tournament``)."""
     try:
         config = build_config(args)
-        runner = Runner(config, args.out)
+        live = True if (not getattr(args, "no_live", False) and _stdout_is_tty()) else None
+        runner = Runner(config, args.out, resume=getattr(args, "resume", False), live=live)
         runner.prepare()
     except (TournamentError, SpecError, ValueError) as e:
         sys.stderr.write(f"gomoku tournament: {e}\n")

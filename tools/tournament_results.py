@@ -139,7 +139,7 @@ def pair_stats(records: Iterable[Dict[str, Any]], a: int, b: int, confidence: fl
     if n and (w == n or l == n):  # no variance: report the exact one-sided bound instead of +/-
         bound = R.perfect_score_bound(n, confidence) * (1 if w == n else -1)
     return {"a": a, "b": b, "games": n, "w": w, "d": d, "l": l, "penta": penta, "pairs": len(complete),
-            "perfect_bound": bound,
+            "perfect_bound": bound, "perfect": None if bound is None else ("won" if w == n else "lost"),
             "trinomial": _est_dict(tri), "pentanomial": _est_dict(pen),
             "los_cutechess": R.los_cutechess(w, l), "black_score": black_pts / n if n else None}
 
@@ -304,7 +304,8 @@ def format_summary(s: Dict[str, Any], header: str = "") -> str:
             line += f"; penta {ps['penta']} Elo {p['elo']:+.1f} +/- {err_text(p)}"
         if ps.get("perfect_bound") is not None:
             pb = ps["perfect_bound"]
-            line += f"; Elo {'>' if pb > 0 else '<'} {pb:+.1f} ({conf} % one-sided)"
+            won = ps.get("perfect", "won" if pb > 0 else "lost") == "won"
+            line += f"; Elo {'>' if won else '<'} {pb:+.1f} ({conf} % one-sided)"
         out.append(line)
     if s["format"] == "match" and s["pairings"] and s["pairings"][0]["games"]:
         ps = s["pairings"][0]
@@ -314,7 +315,8 @@ def format_summary(s: Dict[str, Any], header: str = "") -> str:
         out.append(f"Score of {a} vs {b}: {ps['w']} - {ps['l']} - {ps['d']}  [{t['score']:.3f}] {ps['games']}")
         if ps.get("perfect_bound") is not None:
             pb = ps["perfect_bound"]
-            out.append(f"Every game {'won' if pb > 0 else 'lost'}: Elo difference {'>' if pb > 0 else '<'} "
+            won = ps.get("perfect", "won" if pb > 0 else "lost") == "won"
+            out.append(f"Every game {'won' if won else 'lost'}: Elo difference {'>' if won else '<'} "
                        f"{pb:+.1f} ({conf} % one-sided, exact binomial); the +/- below is undefined")
         out.append(f"Elo difference: {t['elo']:+.1f} +/- {err_text(t)} ({conf} %: "
                    f"[{t['elo_lo']:+.1f}, {t['elo_hi']:+.1f}]), LOS: {100 * t['los']:.1f} %, "
