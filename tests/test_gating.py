@@ -66,6 +66,25 @@ def test_cap_gives_inconclusive_not_a_win_rate() -> None:
     assert set(r) >= {"pentanomial", "elo", "ci95", "llr", "bounds", "wins", "draws", "losses"}
 
 
+def test_fixed_length_match_without_sprt_plays_every_game() -> None:
+    """sprt=False (the learning curve's fixed matches): all max_games are played even where the
+    SPRT would have stopped; the decision then reports the final LLR."""
+    r = run_gate(strong(), RandomPlayer(seed=1), max_games=24, elo1=200, seed=3, sprt=False,
+                 **SMALL)
+    assert r["games"] == 24 and r["pairs"] == 12
+    assert r["decision"] == "accept" and r["score"] > 0.8
+
+
+def test_engine_players_for_the_curve() -> None:
+    """The curve's opponents are the engine's Player (tactics:N / pure:N in the tournament)."""
+    from gomoku_ai.training.curve import make_engine_player, select_iterations
+    assert select_iterations([1, 2, 3, 4, 5, 6, 7], every=3) == [3, 6, 7]
+    assert select_iterations([1, 2, 3], only=[2, 9]) == [2]
+    r = run_gate(make_engine_player("heuristic", 16), make_engine_player("pure", 16, seed=2),
+                 max_games=4, sprt=False, player_factory=lambda spec, role: spec, **SMALL)
+    assert r["games"] == 4 and r["wins"] + r["draws"] + r["losses"] == 4
+
+
 def test_pairs_share_the_opening_and_swap_colours() -> None:
     board = Board(7, 7, n=4)
     ops, reused = gate_openings(None, board, 5, seed=1)

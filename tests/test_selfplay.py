@@ -242,3 +242,14 @@ def test_loop_iteration_end_to_end_and_resume(tmp_path) -> None:
     assert shards2 == {p.name: p.stat().st_mtime_ns for p in (run / "data").glob("it0002-*.npz")}
     assert [r["iteration"] for r in read_jsonl(run / "loop.jsonl")] == [1, 2]
     assert json.loads((run / "config.json").read_text())["width"] == 7
+
+
+def test_loop_time_budget_starts_no_new_iteration(tmp_path) -> None:
+    pytest.importorskip("torch", reason="the loop trains with torch")
+    from gomoku_ai.training.loop import Loop
+    notes = []
+    loop = Loop(tmp_path / "az", dict(LOOP_CFG, gate_games=0), log=notes.append)
+    st = loop.run(3, max_seconds=0.0)
+    assert st["completed"] == 0 and st["current"] is None
+    assert any("time budget" in r.get("note", "") for r in notes)
+    assert not (tmp_path / "az" / "data").exists()

@@ -168,3 +168,120 @@ def test_shard_round_trip_and_window(tmp_path: Path) -> None:
     assert len(win) == len(pos) + 5
     t = win.policy_targets(np.arange(3))
     assert np.allclose(t.sum(axis=1), 1.0)
+
+
+# ---------------------------------------------------------------------------- devices
+def test_device_resolution() -> None:
+    from gomoku_ai.training.trainer import resolve_device
+    assert resolve_device("cpu").type == "cpu"
+    assert resolve_device("auto").type == ("cuda" if torch.cuda.is_available() else "cpu")
+    with pytest.raises(ValueError, match="device"):
+        resolve_device("tpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="CUDA is not available"):
+            resolve_device("cuda")
+
+
+def test_device_data_encodes_like_numpy() -> None:
+    """The on-device batch builder (used on CUDA) gives exactly the numpy planes and targets,
+    one-hot and visit targets alike, under every symmetry."""
+    from gomoku_ai.training.dataset import encode_positions
+    from gomoku_ai.training.trainer import DeviceData
+    pos = _tiny_positions(12)
+    rng = np.random.default_rng(3)
+    pos.pi = rng.random((len(pos), 81)).astype(np.float16)
+    pos.move[::2] = -1                               # half visit targets, half one-hot
+    d = DeviceData(pos, torch.device("cpu"))
+    idx = rng.choice(len(pos), size=40, replace=False)
+    for k in range(8):
+        x, pi, z, zw = d.batch(idx, k)
+        xr = dihedral(torch.from_numpy(encode_positions(pos, idx)), k)
+        pr = dihedral(torch.from_numpy(pos.policy_targets(idx)).view(-1, 9, 9), k).reshape(40, -1)
+        assert torch.equal(x, xr)
+        assert torch.allclose(pi, pr, atol=1e-6)
+        assert torch.equal(z, torch.from_numpy(pos.z[idx]))
+
+
+def test_training_with_device_data_matches_host_batches(tmp_path: Path) -> None:
+    """Same seed, same steps: host-encoded and device-encoded batches train the same weights."""
+    pos = _tiny_positions(20)
+    cfg = TrainConfig(steps=6, batch_size=32, warmup_steps=2, log_every=3, val_every=0,
+                      checkpoint_every=6, arch=SMALL, threads=1, device="cpu")
+    a = Trainer(cfg, tmp_path / "a", device_data=False)
+    a.fit(pos)
+    b = Trainer(cfg, tmp_path / "b", device_data=True)
+    b.fit(pos)
+    for (k, x), y in zip(a.model.state_dict().items(), b.model.state_dict().values()):
+        assert torch.allclose(x, y, atol=1e-5), k
+
+
+def test_checkpoints_hold_cpu_tensors(tmp_path: Path) -> None:
+    from gomoku_ai.training.trainer import save_checkpoint
+    model = PolicyValueNet(Arch(**SMALL))
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    model(torch.zeros(2, 5, 7, 7))[0].sum().backward()
+    opt.step()
+    save_checkpoint(tmp_path / "c.pt", model, opt, 1, TrainConfig(arch=SMALL), {})
+    state = torch.load(tmp_path / "c.pt", map_location="cpu", weights_only=True)
+    tensors = list(state["model"].values()) + [t for s in state["optimizer"]["state"].values()
+                                               for t in s.values() if torch.is_tensor(t)]
+    assert tensors and all(t.device.type == "cpu" for t in tensors)
+
+
+def test_gpu_burst_runs_on_cpu(tmp_path: Path) -> None:
+    """tools/gpu_burst.py (the prepared GPU script) end to end on the CPU with a tiny budget."""
+    from tools import gpu_burst
+    shard = tmp_path / "sl.npz"
+    save_shard(_tiny_positions(30), shard)
+    out = tmp_path / "out"
+    rc = gpu_burst.main(["--data", str(shard), "--out", str(out), "--steps", "4", "--blocks",
+                         "1", "--channels", "8", "--batch", "32", "--device", "cpu",
+                         "--threads", "1", "--max-seconds", "30", "--name", "tiny"])
+    assert rc == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["device"] == "cpu" and summary["step"] == 4 and summary["board"] == [9, 9]
+    assert summary["export_check"]["numpy"]["policy_max_abs_diff"] < 1e-4
+    torch.load(out / "run" / "checkpoint.pt", map_location="cpu", weights_only=True)
+    net = load_model(out / "tiny")
+    p, v = net.forward(encode_batch([Board(9, 9)]))
+    assert p.shape == (1, 81)
+
+
+# ---------------------------------------------------------------------------- plots
+def test_plot_writes_a_png_from_a_synthetic_log(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib", reason="gomoku train plot needs matplotlib (train extra)")
+    from tools.train_plot import plot_run
+    run = tmp_path / "run"
+    (run / "train").mkdir(parents=True)
+    with open(run / "train" / "log.jsonl", "w") as f:
+        for s in range(1, 11):
+            f.write(json.dumps({"step": 100 * s, "policy_loss": 4.0 / s, "value_loss": 1.0 / s})
+                    + "\n")
+            if s % 5 == 0:
+                f.write(json.dumps({"final": True, "step": 100 * s, "val_policy_loss": 4.2 / s,
+                                    "val_value_loss": 1.1 / s}) + "\n")
+        f.write('{"step": 1100, "policy_lo')          # a torn last line is ignored
+    with open(run / "loop.jsonl", "w") as f:
+        for i in range(1, 6):
+            f.write(json.dumps({"iteration": i, "selfplay": {"games": 10, "positions": 100 + i,
+                                                             "draws": i},
+                                "train": {"step": 200 * i}, "promoted": i % 2 == 0,
+                                "gate": {"decision": "accept", "elo": 10.0 * i,
+                                         "ci95": [10.0 * i - 30, 10.0 * i + 30]}}) + "\n")
+    with open(run / "curve.jsonl", "w") as f:
+        for i in (2, 4):
+            f.write(json.dumps({"iteration": i, "opponent": "uniform", "visits": 50,
+                                "score": 0.6 + 0.1 * i / 2, "elo": 70.0 * i,
+                                "ci95": [70.0 * i - 50, 70.0 * i + 50], "games": 20}) + "\n")
+    out = tmp_path / "plots" / "run.png"
+    res = plot_run(run, out)
+    data = out.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+    import matplotlib.image
+    img = matplotlib.image.imread(str(out))
+    assert img.shape[0] > 300 and img.shape[1] > 300
+    assert res["train_points"] == 10 and res["val_points"] == 2 and res["gate_points"] == 5
+    assert res["curve_points"] == {"vs uniform (50 visits)": 2}
+    assert res["selfplay_iterations"] == 5
+    with pytest.raises(FileNotFoundError):
+        plot_run(tmp_path / "empty", tmp_path / "x.png")

@@ -6,13 +6,19 @@
     gomoku train selfplay --model models/freestyle15-4x32 --out runs/sp --games 64 -j 2
     gomoku train gate --candidate runs/az/candidates/it0003 --best runs/az/best --max-games 400
     gomoku train loop --run runs/az --iterations 20 --init-model runs/sl/checkpoint.pt
+    gomoku train curve --run runs/az8 --opponent uniform --visits 200 --games 20 --every 4
+    gomoku train plot --run runs/az8 --out runs/az8/train.png
+
+``selfplay`` and ``loop`` show a live progress display (rich) when stdout is a terminal, and
+print one JSON line per event otherwise (or with ``--json``).
 """
 from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Dict, List, Optional
 
 
 def add_parser(sub: Any) -> None:
@@ -37,12 +43,16 @@ def add_parser(sub: Any) -> None:
     sl.add_argument("--lr", type=float, default=2e-3)
     sl.add_argument("--threads", type=int, default=2)
     sl.add_argument("--max-seconds", type=float, default=None, help="stop (and checkpoint) after")
+    sl.add_argument("--device", default="auto", help="auto (CUDA when present), cpu, cuda[:N]")
 
     ex = tsub.add_parser("export", help="export a run's checkpoint to engine model files")
     ex.add_argument("--run", required=True)
     ex.add_argument("--out", required=True, help="output basename, e.g. models/freestyle15")
     ex.add_argument("--name", default=None)
     ex.add_argument("--notes", default="")
+    ex.add_argument("--size", default="15", help="board the network was trained on: 15 or 8x8")
+    ex.add_argument("--n", type=int, default=None, help="winning length (recorded when given)")
+    ex.add_argument("--rule", default=None, help="rule (recorded when given)")
     _add_rl_parsers(tsub)
 
 
@@ -75,6 +85,8 @@ def _add_rl_parsers(tsub: Any) -> None:
     sp.add_argument("--resign-plies", type=int, default=4)
     sp.add_argument("--resign-disabled", type=float, default=0.1,
                     help="fraction of games played out to measure false resignations")
+    sp.add_argument("--json", action="store_true",
+                    help="JSON lines even on a terminal (the default when stdout is not one)")
 
     gt = tsub.add_parser("gate", help="candidate vs best in colour-swapped pairs, SPRT decision")
     gt.add_argument("--candidate", required=True)
@@ -97,6 +109,8 @@ def _add_rl_parsers(tsub: Any) -> None:
     lp = tsub.add_parser("loop", help="AlphaZero loop: self-play, train, gate, promote (resumable)")
     lp.add_argument("--run", required=True, help="run folder (state.json, best.*, data/, ...)")
     lp.add_argument("--iterations", type=int, required=True, help="total iterations to reach")
+    lp.add_argument("--max-minutes", type=float, default=None,
+                    help="start no new iteration after this many minutes (the run resumes later)")
     lp.add_argument("--init-model", default=None,
                     help="start from a training checkpoint.pt (best) or an exported model")
     # settings: stored in RUN/config.json; given again, they replace the stored ones
@@ -117,11 +131,165 @@ def _add_rl_parsers(tsub: Any) -> None:
     lp.add_argument("--batch", type=int, default=None)
     lp.add_argument("--lr", type=float, default=None)
     lp.add_argument("--threads", type=int, default=None)
+    lp.add_argument("--device", default=None,
+                    help="trainer device: auto (CUDA when present), cpu, cuda[:N]; self-play "
+                         "always runs onnxruntime on the CPU")
     lp.add_argument("--gate-games", type=int, default=None, help="0: no gating")
     lp.add_argument("--gate-visits", type=int, default=None)
     lp.add_argument("--gate-elo1", type=float, default=None)
     lp.add_argument("--gate-openings", default=None)
     lp.add_argument("--seed", type=int, default=None)
+    lp.add_argument("--json", action="store_true",
+                    help="JSON lines even on a terminal (the default when stdout is not one)")
+
+    cv = tsub.add_parser("curve", help="learning curve: a loop run's candidates vs a fixed "
+                                       "opponent (appends RUN/curve.jsonl)")
+    cv.add_argument("--run", required=True, help="loop run folder (candidates/it*.json)")
+    cv.add_argument("--opponent", default="uniform",
+                    help="uniform (tactics:N), pure (rollouts), heuristic, or a model path")
+    cv.add_argument("--visits", type=int, default=200, help="the candidates' visits")
+    cv.add_argument("--opponent-visits", type=int, default=None, help="default: --visits")
+    cv.add_argument("--games", type=int, default=20, help="games per iteration (pairs x 2)")
+    cv.add_argument("--every", type=int, default=1, help="every N-th iteration (+ the last)")
+    cv.add_argument("--iterations", type=int, nargs="*", default=None,
+                    help="exactly these iterations")
+    cv.add_argument("--seed", type=int, default=1)
+    cv.add_argument("--out", default=None, help="default: RUN/curve.jsonl")
+
+    pl = tsub.add_parser("plot", help="PNG of losses and strength of a run (matplotlib)")
+    pl.add_argument("--run", required=True,
+                    help="run folder: a loop run (loop.jsonl, train/log.jsonl, curve.jsonl) or a "
+                         "supervised run (log.jsonl)")
+    pl.add_argument("--out", required=True, help="output .png")
+    pl.add_argument("--title", default=None)
+    pl.add_argument("--dpi", type=int, default=100)
+
+
+class LiveDisplay:
+    """A rich progress display fed with the JSON records of ``selfplay`` / ``loop``: iterations,
+    self-play games (positions/s), training steps (losses, samples/s), gate pairs (W/D/L, LLR),
+    and a table of the last finished iterations. Use as a context manager; call with records."""
+
+    def __init__(self, iterations: Optional[int] = None, games: Optional[int] = None,
+                 steps: Optional[int] = None, console: Any = None) -> None:
+        from rich.console import Console
+        from rich.live import Live
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                                   TimeElapsedColumn)
+        self.console = console or Console()
+        self.steps = steps
+        self.progress = Progress(TextColumn("{task.description:<18}"), BarColumn(),
+                                 MofNCompleteColumn(), TimeElapsedColumn(),
+                                 TextColumn("{task.fields[info]}"), console=self.console)
+        self.t_iter = (self.progress.add_task("iterations", total=iterations, info="")
+                       if iterations else None)
+        self.t_sp = self.progress.add_task("self-play games", total=games, info="")
+        self.t_tr = self.progress.add_task("training steps", total=steps, info="",
+                                           visible=steps is not None)
+        self.t_gate = self.progress.add_task("gate pairs", total=None, info="", visible=False)
+        self.rows: List[List[str]] = []
+        self._sp_t0 = time.perf_counter()
+        self._sp_pos = 0
+        self._sp_games = 0
+        self.live = Live(self._render(), console=self.console, refresh_per_second=4,
+                         transient=False)
+
+    def _render(self) -> Any:
+        from rich import box
+        from rich.console import Group
+        from rich.table import Table
+        if not self.rows:
+            return self.progress
+        t = Table(title="finished iterations (train and validation losses; gate, * = promoted)",
+                  expand=False, title_justify="left", box=box.SIMPLE_HEAD, padding=(0, 1),
+                  pad_edge=False)
+        for col in ("it", "games", "pos", "pos/s", "pol", "val", "v.pol", "v.val", "gate", "s"):
+            t.add_column(col, justify="right", no_wrap=True)
+        for r in self.rows[-8:]:
+            t.add_row(*r)
+        return Group(t, self.progress)
+
+    def __enter__(self) -> "LiveDisplay":
+        self.live.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.live.update(self._render())
+        self.live.__exit__(*exc)
+
+    def __call__(self, rec: Dict[str, Any]) -> None:
+        p = self.progress
+        if "note" in rec:
+            self.console.print(f"[yellow]{rec['note']}[/yellow]")
+        elif rec.get("phase") == "selfplay":
+            self._sp_t0, self._sp_pos, self._sp_games = time.perf_counter(), 0, 0
+            p.reset(self.t_sp, total=rec.get("games"), description=f"it {rec['iteration']} "
+                    "self-play", info="")
+        elif rec.get("phase") == "train":
+            p.reset(self.t_tr, total=self.steps, visible=True, info="",
+                    description=f"it {rec['iteration']} training")
+        elif rec.get("phase") == "gate":
+            p.reset(self.t_gate, total=None, visible=True, info="",
+                    description=f"it {rec['iteration']} gate")
+        elif "selfplay_batch" in rec or "batch" in rec and "positions" in rec:
+            b = rec.get("selfplay_batch", rec)
+            self._sp_pos += int(b.get("positions", 0))
+            self._sp_games += int(b.get("games", 0))
+            dt = max(1e-9, time.perf_counter() - self._sp_t0)
+            p.advance(self.t_sp, int(b.get("games", 0)))
+            p.update(self.t_sp, info=f"{self._sp_pos} positions  {self._sp_pos / dt:.1f} pos/s  "
+                                     f"{3600 * self._sp_games / dt:.0f} games/h")
+        elif "train_log" in rec:
+            m = rec["train_log"]
+            if "policy_loss" in m:
+                target = rec.get("train_target")
+                done = m["step"] - (target - self.steps) if target and self.steps else m["step"]
+                p.update(self.t_tr, completed=done,
+                         info=f"policy {m['policy_loss']:.3f}  value {m['value_loss']:.3f}  "
+                              f"{m.get('positions_per_s', 0):.0f} samples/s")
+        elif "gate_pair" in rec:
+            g = rec["gate_pair"]
+            pen = g.get("penta", [])
+            p.update(self.t_gate, completed=int(g["pair"]) + 1, total=rec.get("max_pairs"),
+                     info=f"penta {pen}  LLR {g.get('llr')}")
+        elif "elapsed_s" in rec and "iteration" in rec:      # an iteration's log line
+            sp, tr, g = rec.get("selfplay") or {}, rec.get("train") or {}, rec.get("gate") or {}
+
+            def f(x: Any, fmt: str = "{:.3f}") -> str:
+                return "-" if x is None else fmt.format(x)
+
+            gate = "-"
+            short = {"accept": "acc", "reject": "rej", "inconclusive": "inc"}
+            if g.get("elo") is not None:
+                gate = f"{short.get(g['decision'], g['decision'])} {g['elo']:+.0f}"
+            elif g.get("decision"):
+                gate = "off" if "gating off" in str(g.get("reason", "")) else g["decision"]
+            self.rows.append([str(rec["iteration"]), f(sp.get("games"), "{}"),
+                              f(sp.get("positions"), "{}"), f(sp.get("positions_per_s"), "{:.1f}"),
+                              f(tr.get("policy_loss")), f(tr.get("value_loss")),
+                              f(tr.get("val_policy_loss")), f(tr.get("val_value_loss")),
+                              gate + ("*" if rec.get("promoted") else ""),
+                              f(rec.get("elapsed_s"), "{:.0f}")])
+            if self.t_iter is not None:
+                p.update(self.t_iter, completed=int(rec["iteration"]))
+            p.update(self.t_gate, visible=False)
+        elif "summary" in rec:
+            s = rec["summary"]
+            self.console.print(f"self-play: {s.get('games')} games, {s.get('positions')} positions"
+                               f", {s.get('positions_per_s')} positions/s, "
+                               f"{s.get('games_per_hour')} games/h")
+        self.live.update(self._render())
+
+
+def _emitter(use_json: bool, **display: Any):
+    """(callback, context manager): JSON lines, or a :class:`LiveDisplay` on a terminal."""
+    import contextlib
+    if use_json or not sys.stdout.isatty():
+        def emit(rec: Any) -> None:
+            print(json.dumps(rec), flush=True)
+        return emit, contextlib.nullcontext()
+    d = LiveDisplay(**display)
+    return d, d
 
 
 def _run_rl(args: Any) -> int:
@@ -131,17 +299,11 @@ def _run_rl(args: Any) -> int:
 
     if args.train_command == "selfplay":
         from gomoku_ai.training.selfplay import run_selfplay
-        summary = run_selfplay(args.model, args.out, games=args.games, workers=args.workers,
-                               visits_full=args.visits, visits_fast=args.fast_visits,
-                               p_full=args.p_full, board_size=_size(args.size), rule=args.rule,
-                               n=args.n, seed=args.seed, openings=args.openings,
-                               prefix=args.prefix, log=emit,
-                               games_per_shard=args.games_per_shard, temp_moves=args.temp_moves,
-                               resign_threshold=args.resign_threshold,
-                               resign_plies=args.resign_plies,
-                               resign_disabled_fraction=args.resign_disabled)
-        summary.pop("config", None)
-        emit({"summary": summary})
+        emit, ctx = _emitter(args.json, games=args.games)
+        with ctx:
+            summary = _selfplay_cmd(args, emit, run_selfplay)
+            summary.pop("config", None)
+            emit({"summary": summary})
         return 0
     if args.train_command == "gate":
         from gomoku_ai.training.gating import GateConfig, run_gate
@@ -163,7 +325,7 @@ def _run_rl(args: Any) -> int:
                "visits_fast": args.fast_visits, "p_full": args.p_full, "openings": args.openings,
                "window": args.window, "min_positions": args.min_positions,
                "steps_per_iter": args.steps, "batch_size": args.batch, "lr": args.lr,
-               "threads": args.threads, "gate_games": args.gate_games,
+               "threads": args.threads, "device": args.device, "gate_games": args.gate_games,
                "gate_visits": args.gate_visits, "gate_elo1": args.gate_elo1,
                "gate_openings": args.gate_openings, "seed": args.seed}
         if args.size is not None:
@@ -181,14 +343,59 @@ def _run_rl(args: Any) -> int:
                 arch["head_channels"] = max(16, args.channels // 2)
                 arch["value_fc"] = max(32, arch["head_channels"] * 2)
             cfg["arch"] = arch
-        state = run_loop(args.run, args.iterations, cfg, init_model=args.init_model, log=emit)
-        emit({"state": state})
+        stored_cfg = Path(args.run) / "config.json"
+        steps = args.steps
+        if steps is None and stored_cfg.exists():
+            steps = json.loads(stored_cfg.read_text(encoding="utf-8")).get("steps_per_iter")
+        emit, ctx = _emitter(args.json, iterations=args.iterations, games=args.games,
+                             steps=steps)
+        with ctx:
+            state = run_loop(args.run, args.iterations, cfg, init_model=args.init_model,
+                             log=emit, max_seconds=None if args.max_minutes is None
+                             else 60.0 * args.max_minutes)
+        if isinstance(emit, LiveDisplay):
+            print(json.dumps({"state": state}))
+        else:
+            emit({"state": state})
+        return 0
+    if args.train_command == "curve":
+        from gomoku_ai.training.curve import strength_curve
+        recs = strength_curve(args.run, opponent=args.opponent, visits=args.visits,
+                              games=args.games, every=args.every, iterations=args.iterations,
+                              opponent_visits=args.opponent_visits, seed=args.seed,
+                              out=args.out, log=emit)
+        emit({"curve": len(recs)})
+        return 0
+    if args.train_command == "plot":
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            sys.stderr.write("gomoku train plot needs matplotlib: pip install -e '.[train]'\n")
+            return 2
+        from tools.train_plot import plot_run
+        try:
+            emit(plot_run(args.run, args.out, title=args.title, dpi=args.dpi))
+        except FileNotFoundError as e:
+            sys.stderr.write(f"gomoku train plot: {e}\n")
+            return 2
         return 0
     return 2
 
 
+def _selfplay_cmd(args: Any, emit: Any, run_selfplay: Any) -> Dict[str, Any]:
+    return run_selfplay(args.model, args.out, games=args.games, workers=args.workers,
+                        visits_full=args.visits, visits_fast=args.fast_visits,
+                        p_full=args.p_full, board_size=_size(args.size), rule=args.rule,
+                        n=args.n, seed=args.seed, openings=args.openings,
+                        prefix=args.prefix, log=emit,
+                        games_per_shard=args.games_per_shard, temp_moves=args.temp_moves,
+                        resign_threshold=args.resign_threshold,
+                        resign_plies=args.resign_plies,
+                        resign_disabled_fraction=args.resign_disabled)
+
+
 def run(args: Any) -> int:
-    if args.train_command in ("selfplay", "gate"):
+    if args.train_command in ("selfplay", "gate", "curve", "plot"):
         return _run_rl(args)   # torch-free
     try:
         import torch  # noqa: F401
@@ -210,7 +417,7 @@ def run(args: Any) -> int:
         pos = dataset.Positions.concat([dataset.load_shard(p) for p in args.data])
         hc = args.head_channels or max(16, args.channels // 2)
         cfg = trainer.TrainConfig(steps=args.steps, batch_size=args.batch, lr=args.lr,
-                                  threads=args.threads,
+                                  threads=args.threads, device=args.device,
                                   arch={"blocks": args.blocks, "channels": args.channels,
                                         "head_channels": hc, "value_fc": max(32, hc * 2)})
         tr = trainer.Trainer(cfg, Path(args.run),
@@ -218,8 +425,15 @@ def run(args: Any) -> int:
         tr.fit(pos, stop_after_s=args.max_seconds)
         return 0
     if args.train_command == "export":
+        w, h = _size(args.size)
+        extra: Dict[str, Any] = {"board_sizes": [[w, h]]}
+        if args.n is not None:
+            extra["win_length"] = args.n
+        if args.rule is not None:
+            extra["rule"] = args.rule
         base = trainer.export_checkpoint(Path(args.run) / "checkpoint.pt", Path(args.out),
-                                         args.name or Path(args.out).name, args.notes)
+                                         args.name or Path(args.out).name, args.notes,
+                                         extra=extra)
         print(json.dumps({"exported": str(base)}))
         return 0
     if args.train_command == "loop":

@@ -201,6 +201,7 @@ class GateConfig:
     max_plies: Optional[int] = None
     seed: int = 1
     symmetries: bool = True
+    sprt: bool = True                # False: play all max_games (a fixed-length match)
 
 
 def run_gate(candidate: Any, best: Any, *, board: Optional[Board] = None,
@@ -290,9 +291,11 @@ def run_gate(candidate: Any, best: Any, *, board: Optional[Board] = None,
                 notes.append(f"sprt: {e}")
         if log is not None:
             log({"pair": i, "penta": list(penta), "llr": None if res is None else round(res.llr, 4)})
-        if res is not None and res.decision is not None:
+        if cfg.sprt and res is not None and res.decision is not None:
             decision = "accept" if res.decision == "H1" else "reject"
             break
+    if not cfg.sprt and res is not None and res.decision is not None:
+        decision = "accept" if res.decision == "H1" else "reject"   # the LLR after all games
     games = 2 * pairs
     est = rating.pentanomial(penta)
     lower, upper = rating.sprt_bounds(cfg.alpha, cfg.beta)

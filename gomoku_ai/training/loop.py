@@ -15,6 +15,12 @@ One iteration ``i``:
 6. **log** one JSON line to ``DIR/loop.jsonl`` (iteration, games, positions, losses, gate result,
    elapsed seconds per phase).
 
+The ``log`` callback (``gomoku train loop`` prints each record as a JSON line, or feeds its live
+display) gets ``{"iteration", "phase"}`` at the start of each phase, ``selfplay_batch`` per batch of
+games, ``train_log`` per trainer log line, ``gate_pair`` per gate pair, the iteration's
+``loop.jsonl`` record at its end, and ``note`` records. ``run(..., max_seconds=)`` starts no new
+iteration after that much wall time (the run resumes later).
+
 ``DIR/state.json`` (written atomically after every phase) records the last completed iteration and
 the phase reached in the current one; rerunning continues from there (self-play also resumes per
 shard, training from its checkpoint, a gate from its journal of finished pairs). ``DIR/config.json``
@@ -66,6 +72,7 @@ class LoopConfig:
     warmup_steps: int = 100
     weight_decay: float = 1e-4
     threads: int = 2
+    device: str = "auto"             # trainer device: auto | cpu | cuda (self-play stays on CPU)
     # gating
     gate_games: int = 200            # max games; 0 = no gating, always promote
     gate_visits: int = 200
@@ -233,7 +240,7 @@ class Loop:
                            warmup_steps=c.warmup_steps, weight_decay=c.weight_decay,
                            val_fraction=0.03, val_every=0, log_every=max(1, min(100, c.steps_per_iter)),
                            checkpoint_every=max(1, c.steps_per_iter), seed=c.seed,
-                           threads=c.threads, arch=dict(c.arch))
+                           threads=c.threads, arch=dict(c.arch), device=c.device)
 
     def _export(self, out_base: Path, name: str, iteration: int) -> None:
         from .trainer import export_checkpoint
@@ -290,8 +297,13 @@ class Loop:
             cur["train_target"] = int(self.state.get("train_step", 0)) + c.steps_per_iter
             self._save_state()
         metrics: List[Dict[str, Any]] = []
+
+        def on_train(m: Dict[str, Any]) -> None:
+            metrics.append(m)
+            self._emit({"iteration": i, "train_log": m, "train_target": cur["train_target"]})
+
         tr = Trainer(self._train_config(int(cur["train_target"])), self.train_dir,
-                     log=metrics.append)
+                     log=on_train)
         start = tr.step
         final = tr.fit(pos)
         last = next((m for m in reversed(metrics) if "policy_loss" in m), {})
@@ -317,7 +329,9 @@ class Loop:
             cur["gate"] = run_gate(
                 self.dir / "candidates" / f"it{i:04d}", self.best, width=c.width,
                 height=c.height, n=c.n, rule=c.rule, openings=c.gate_openings, config=gcfg,
-                journal=self.dir / "gates" / f"it{i:04d}.pairs.jsonl")
+                journal=self.dir / "gates" / f"it{i:04d}.pairs.jsonl",
+                log=lambda rec: self._emit({"iteration": i, "gate_pair": rec,
+                                            "max_pairs": c.gate_games // 2}))
         cur["elapsed"]["gate"] = round(cur["elapsed"].get("gate", 0.0)
                                        + time.perf_counter() - t, 2)
 
@@ -329,10 +343,12 @@ class Loop:
             self.state["current"] = cur
             self._save_state()
         if cur["phase"] == "selfplay":
+            self._emit({"iteration": i, "phase": "selfplay", "games": self.cfg.games_per_iter})
             self._selfplay(i, cur)
             cur["phase"] = "train"
             self._save_state()
         if cur["phase"] == "train":
+            self._emit({"iteration": i, "phase": "train"})
             trained = self._train(i, cur)
             cur["phase"] = "export" if trained else "log"
             self._save_state()
@@ -343,6 +359,7 @@ class Loop:
             cur["phase"] = "gate"
             self._save_state()
         if cur["phase"] == "gate":
+            self._emit({"iteration": i, "phase": "gate"})
             self._gate(i, cur)
             cur["phase"] = "promote"
             self._save_state()
@@ -369,13 +386,22 @@ class Loop:
             self.state["current"] = None
             self._save_state()
 
-    def run(self, iterations: int, stop_after_phase: Optional[str] = None) -> Dict[str, Any]:
+    def run(self, iterations: int, stop_after_phase: Optional[str] = None,
+            max_seconds: Optional[float] = None) -> Dict[str, Any]:
         """Run until ``iterations`` iterations are complete (a total, not a count of new ones).
 
-        ``stop_after_phase`` (tests): return once the current iteration has left that phase.
+        ``max_seconds``: start no new iteration once this much wall time has passed in this call
+        (the iteration in progress is finished; a rerun continues). ``stop_after_phase`` (tests):
+        return once the current iteration has left that phase.
         """
+        t0 = time.perf_counter()
         while int(self.state["completed"]) < iterations:
             i = int(self.state["completed"]) + 1
+            if max_seconds is not None and time.perf_counter() - t0 >= max_seconds \
+                    and self.state.get("current") is None:
+                self._emit({"note": f"time budget of {max_seconds:.0f} s spent; stopping before "
+                                    f"iteration {i}"})
+                break
             if stop_after_phase is not None:
                 self._step_until(i, stop_after_phase)
                 return self.state
@@ -409,7 +435,9 @@ class Loop:
 def run_loop(run_dir: Union[str, os.PathLike], iterations: int,
              config: Optional[Dict[str, Any]] = None,
              init_model: Union[None, str, os.PathLike] = None,
-             log: Optional[Callable[[Dict[str, Any]], None]] = None) -> Dict[str, Any]:
-    """Create or continue the run in ``run_dir`` until ``iterations`` iterations are complete;
+             log: Optional[Callable[[Dict[str, Any]], None]] = None,
+             max_seconds: Optional[float] = None) -> Dict[str, Any]:
+    """Create or continue the run in ``run_dir`` until ``iterations`` iterations are complete (or
+    ``max_seconds`` of wall time have passed: no new iteration starts after that);
     ``config``: :class:`LoopConfig` fields (None values are ignored). Returns the state."""
-    return Loop(run_dir, config, init_model, log).run(iterations)
+    return Loop(run_dir, config, init_model, log).run(iterations, max_seconds=max_seconds)

@@ -4,6 +4,11 @@ log, and export to the engine's model files.
 
 Checkpoints are dicts of tensors and plain values saved with ``torch.save`` and loaded with
 ``weights_only=True`` (never unpickling arbitrary objects).
+
+Device: ``TrainConfig.device`` is ``"auto"`` (CUDA when ``torch.cuda.is_available()``, else the
+CPU), ``"cpu"`` or ``"cuda"`` (``"cuda:1"`` ...). The model and every batch live on that device;
+checkpoints are always written with CPU tensors and loaded with ``map_location="cpu"``, so a
+checkpoint trained on a GPU resumes, exports and plays on a machine without one (and vice versa).
 """
 from __future__ import annotations
 
@@ -51,6 +56,95 @@ class TrainConfig:
     threads: int = 2
     arch: Dict[str, int] = field(default_factory=lambda: {"blocks": 6, "channels": 64,
                                                           "head_channels": 32, "value_fc": 64})
+    device: str = "auto"             # auto | cpu | cuda | cuda:N
+
+
+def resolve_device(spec: str = "auto") -> torch.device:
+    """``"auto"`` -> CUDA when available, else the CPU; ``"cpu"``; ``"cuda"``/``"cuda:N"`` (a
+    ValueError when CUDA is not available)."""
+    spec = (spec or "auto").strip().lower()
+    if spec == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if spec == "cpu":
+        return torch.device("cpu")
+    if spec.startswith("cuda"):
+        if not torch.cuda.is_available():
+            raise ValueError(f"device {spec!r} requested but CUDA is not available "
+                             "(torch.cuda.is_available() is False)")
+        return torch.device(spec)
+    raise ValueError(f"device must be auto, cpu or cuda[:N], not {spec!r}")
+
+
+def _to_cpu(obj: Any) -> Any:
+    """``obj`` with every tensor inside (dicts, lists, tuples) moved to the CPU."""
+    if isinstance(obj, torch.Tensor):
+        return obj.detach().cpu()
+    if isinstance(obj, dict):
+        return {k: _to_cpu(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_to_cpu(v) for v in obj)
+    return obj
+
+
+class DeviceData:
+    """A :class:`Positions` set held as tensors on the training device, encoded there.
+
+    On a GPU the numpy encoding of every batch (:func:`encode_positions`) and the host-to-device
+    copies dominate a small network's step; this keeps the raw arrays (int8 cells, ...) on the
+    device once and builds the input planes and policy targets with tensor operations, giving
+    exactly what :func:`~gomoku_ai.net.encoding.encode_arrays` and
+    :meth:`Positions.policy_targets` give (tested).
+    """
+
+    def __init__(self, pos: Positions, device: torch.device) -> None:
+        self.device = device
+        self.h, self.w = pos.shape
+        self.cells = torch.from_numpy(np.ascontiguousarray(pos.cells)).to(device)
+        self.stm = torch.from_numpy(np.ascontiguousarray(pos.stm)).to(device)
+        self.last = torch.from_numpy(pos.last.astype(np.int64)).to(device)
+        self.move = torch.from_numpy(pos.move.astype(np.int64)).to(device)
+        self.z = torch.from_numpy(np.ascontiguousarray(pos.z)).to(device)
+        self.zw = torch.from_numpy(np.ascontiguousarray(pos.zw)).to(device)
+        self.pi = None if pos.pi is None else torch.from_numpy(pos.pi).to(device)
+
+    def planes(self, idx: torch.Tensor) -> torch.Tensor:
+        from ..net.encoding import NUM_PLANES
+        from ..rules import BLACK, WALL
+        cells = self.cells[idx]
+        stm = self.stm[idx].view(-1, 1, 1)
+        n = cells.shape[0]
+        x = torch.zeros((n, NUM_PLANES, self.h, self.w), dtype=torch.float32, device=self.device)
+        x[:, 0] = (cells == stm).float()
+        x[:, 1] = (cells == (3 - stm)).float()
+        x[:, 2] = (cells != WALL).float()
+        x[:, 3] = (stm == BLACK).float().expand(n, self.h, self.w)
+        last = self.last[idx]
+        rows = torch.nonzero(last >= 0).squeeze(1)
+        lm = last[rows]
+        x[rows, 4, lm // self.w, lm % self.w] = 1.0
+        return x
+
+    def policy_targets(self, idx: torch.Tensor) -> torch.Tensor:
+        n = idx.shape[0]
+        out = torch.zeros((n, self.h * self.w), dtype=torch.float32, device=self.device)
+        mv = self.move[idx]
+        has = mv >= 0
+        rows = torch.nonzero(has).squeeze(1)
+        out[rows, mv[rows]] = 1.0
+        if self.pi is not None:
+            rest = torch.nonzero(~has).squeeze(1)
+            if rest.numel():
+                p = self.pi[idx[rest]].float()
+                out[rest] = p / p.sum(dim=1, keepdim=True).clamp(min=1e-9)
+        return out
+
+    def batch(self, idx: np.ndarray, k: int):
+        t = torch.from_numpy(np.asarray(idx, np.int64)).to(self.device)
+        x, pi = self.planes(t), self.policy_targets(t)
+        if k:
+            x = dihedral(x, k)
+            pi = dihedral(pi.view(-1, self.h, self.w), k).reshape(len(idx), -1)
+        return x.contiguous(), pi.contiguous(), self.z[t], self.zw[t]
 
 
 def lr_at(step: int, cfg: TrainConfig) -> float:
@@ -73,11 +167,11 @@ def split_by_game(pos: Positions, fraction: float, seed: int):
 
 def save_checkpoint(path: Path, model: PolicyValueNet, opt: torch.optim.Optimizer, step: int,
                     cfg: TrainConfig, metrics: Dict[str, Any]) -> None:
-    """Atomic: write ``path.tmp`` then rename."""
+    """Atomic: write ``path.tmp`` then rename. Tensors are stored on the CPU."""
     state = {
         "version": CHECKPOINT_VERSION, "step": step, "config": asdict(cfg),
-        "arch": asdict(model.arch), "model": model.state_dict(), "optimizer": opt.state_dict(),
-        "metrics": metrics,
+        "arch": asdict(model.arch), "model": _to_cpu(model.state_dict()),
+        "optimizer": _to_cpu(opt.state_dict()), "metrics": metrics,
     }
     tmp = path.with_suffix(path.suffix + ".tmp")
     torch.save(state, tmp)
@@ -125,8 +219,13 @@ class Trainer:
     """Trains a :class:`PolicyValueNet` on a :class:`Positions` set; resumable from ``run_dir``."""
 
     def __init__(self, cfg: TrainConfig, run_dir: Path,
-                 log: Optional[Callable[[Dict[str, Any]], None]] = None) -> None:
+                 log: Optional[Callable[[Dict[str, Any]], None]] = None,
+                 device_data: Optional[bool] = None) -> None:
+        """``device_data``: hold the positions on the device and encode batches there
+        (:class:`DeviceData`); None = on CUDA only."""
         self.cfg = cfg
+        self._device_data_opt = device_data
+        self._data: Optional[DeviceData] = None
         self.run_dir = Path(run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.ckpt_path = self.run_dir / "checkpoint.pt"
@@ -134,7 +233,8 @@ class Trainer:
         self._log_cb = log
         torch.set_num_threads(cfg.threads)
         torch.manual_seed(cfg.seed)
-        self.model = PolicyValueNet(Arch(**cfg.arch))
+        self.device = resolve_device(cfg.device)
+        self.model = PolicyValueNet(Arch(**cfg.arch)).to(self.device)
         self.opt = torch.optim.AdamW(self.model.parameters(), lr=cfg.lr,
                                      weight_decay=cfg.weight_decay)
         self.step = 0
@@ -144,8 +244,8 @@ class Trainer:
                 raise CheckpointError(f"{self.ckpt_path}: architecture {state['arch']} differs "
                                       f"from the requested {asdict(self.model.arch)}; use a new "
                                       "run folder")
-            self.model.load_state_dict(state["model"])
-            self.opt.load_state_dict(state["optimizer"])
+            self.model.load_state_dict(state["model"])      # copies onto self.device
+            self.opt.load_state_dict(state["optimizer"])    # moves its state to the params' device
             self.step = int(state["step"])
 
     def _log(self, rec: Dict[str, Any]) -> None:
@@ -156,14 +256,19 @@ class Trainer:
             self._log_cb(rec)
 
     def _batch(self, pos: Positions, idx: np.ndarray, k: int):
-        x = torch.from_numpy(encode_positions(pos, idx))
-        pi = torch.from_numpy(pos.policy_targets(idx))
+        """(planes, policy targets, z, zw) of positions ``idx`` under symmetry ``k``, on the
+        training device (the symmetry is applied there)."""
+        if self._data is not None:
+            return self._data.batch(idx, k)
+        d = self.device
+        x = torch.from_numpy(encode_positions(pos, idx)).to(d)
+        pi = torch.from_numpy(pos.policy_targets(idx)).to(d)
         h, w = pos.shape
         if k:
             x = dihedral(x, k)
             pi = dihedral(pi.view(-1, h, w), k).reshape(len(idx), -1)
-        z = torch.from_numpy(pos.z[idx])
-        zw = torch.from_numpy(pos.zw[idx])
+        z = torch.from_numpy(pos.z[idx]).to(d)
+        zw = torch.from_numpy(pos.zw[idx]).to(d)
         return x.contiguous(), pi.contiguous(), z, zw
 
     def _losses(self, x, pi, z, zw):
@@ -192,6 +297,10 @@ class Trainer:
     def fit(self, pos: Positions, stop_after_s: Optional[float] = None) -> Dict[str, Any]:
         """Train until ``cfg.steps`` (or ``stop_after_s`` seconds); checkpoints along the way."""
         cfg = self.cfg
+        use_dev = self._device_data_opt
+        if use_dev is None:
+            use_dev = self.device.type == "cuda"
+        self._data = DeviceData(pos, self.device) if use_dev else None
         train_idx, val_idx = split_by_game(pos, cfg.val_fraction, cfg.seed)
         rng = np.random.default_rng(cfg.seed + self.step)
         h, w = pos.shape
@@ -200,7 +309,7 @@ class Trainer:
         t0 = time.perf_counter()
         t_log = t0
         seen = 0
-        acc_lp = acc_lv = acc_acc = 0.0
+        acc = torch.zeros(3, device=self.device)   # policy loss, value loss, top1 (summed)
         nacc = 0
         metrics: Dict[str, Any] = {}
         while self.step < cfg.steps:
@@ -214,7 +323,7 @@ class Trainer:
                 k = 2 * int(rng.integers(2))   # identity or a half turn: keeps a W x H shape
             else:
                 k = 0
-            lp, lv, acc = self._losses(*self._batch(pos, idx, k))
+            lp, lv, top1 = self._losses(*self._batch(pos, idx, k))
             loss = lp + cfg.value_weight * lv
             self.opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -222,18 +331,17 @@ class Trainer:
             self.opt.step()
             self.step += 1
             seen += len(idx)
-            acc_lp += lp.item()
-            acc_lv += lv.item()
-            acc_acc += acc.item()
+            acc += torch.stack([lp.detach(), lv.detach(), top1.detach()])
             nacc += 1
             if self.step % cfg.log_every == 0:
+                a_lp, a_lv, a_acc = (float(v) for v in acc.cpu())
                 now = time.perf_counter()
                 metrics = {"step": self.step, "lr": round(lr, 6),
-                           "policy_loss": round(acc_lp / nacc, 4),
-                           "value_loss": round(acc_lv / nacc, 4), "top1": round(acc_acc / nacc, 4),
+                           "policy_loss": round(a_lp / nacc, 4),
+                           "value_loss": round(a_lv / nacc, 4), "top1": round(a_acc / nacc, 4),
                            "grad_norm": round(float(gn), 3),
                            "positions_per_s": round(seen / (now - t_log), 1)}
-                acc_lp = acc_lv = acc_acc = 0.0
+                acc.zero_()
                 nacc = seen = 0
                 t_log = now
                 if cfg.val_every and self.step % cfg.val_every == 0 and len(val_idx):

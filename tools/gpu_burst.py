@@ -1,0 +1,180 @@
+"""A short, bounded supervised training burst, for a GPU machine (runs on the CPU too).
+
+Trains a network on packed training shards (``gomoku train pack`` output, e.g.
+``runs/sl/gomocup2024.npz``, 231k positions of Gomocup 2024 freestyle 15x15) for at most
+``--steps`` steps or ``--max-seconds`` seconds, whichever comes first, then exports it and checks
+the export. Everything goes under ``--out`` (default ``$OUT``, else ``runs/gpu-burst``)::
+
+    OUT/run/checkpoint.pt   the training checkpoint (CPU tensors; resumable with --out again,
+                            loadable with torch.load(..., map_location="cpu", weights_only=True))
+    OUT/run/log.jsonl       the trainer's log (losses, samples/s, validation)
+    OUT/<name>.json/.npz/.onnx   the exported engine model (.onnx only when onnx imports)
+    OUT/summary.json        device, steps, wall time, samples/s, final losses, export check
+
+Usage (on the device machine, from the repository root; the shard is not in git, so carry it)::
+
+    python -m tools.gpu_burst --data runs/sl/gomocup2024.npz --out "$OUT" --max-seconds 300
+    bash tools/gpu_burst.sh                       # the same with defaults (OUT, timeout)
+
+CPU smoke test (a few steps, a tiny network)::
+
+    python -m tools.gpu_burst --data runs/sl/gomocup2024.npz --out /tmp/burst --steps 5 \\
+        --blocks 1 --channels 8 --batch 64 --device cpu --limit 5000
+
+Device: ``--device auto`` (default) trains on CUDA when ``torch.cuda.is_available()``, else on the
+CPU. On CUDA the positions are copied to the GPU once and batches are encoded there
+(:class:`gomoku_ai.training.trainer.DeviceData`). The learning-rate schedule is warm-up + cosine
+over ``--steps``; ``--max-seconds`` only cuts it short (the checkpoint then resumes the same
+schedule). Needs torch (the ``train`` extra); the export check loads the model with the numpy
+backend and, when available, onnxruntime, and compares both with torch on validation positions.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m tools.gpu_burst",
+                                description=__doc__.split("\n\n")[0])
+    p.add_argument("--data", nargs="+", default=["runs/sl/gomocup2024.npz"],
+                   help="training shards (.npz from gomoku train pack)")
+    p.add_argument("--out", default=os.environ.get("OUT") or "runs/gpu-burst",
+                   help="output folder (default: $OUT, else runs/gpu-burst)")
+    p.add_argument("--name", default=None, help="model name (default: burst-<B>x<C>)")
+    p.add_argument("--blocks", type=int, default=6)
+    p.add_argument("--channels", type=int, default=64)
+    p.add_argument("--steps", type=int, default=6000, help="schedule length (steps)")
+    p.add_argument("--batch", type=int, default=1024)
+    p.add_argument("--lr", type=float, default=2e-3)
+    p.add_argument("--warmup", type=int, default=200)
+    p.add_argument("--max-seconds", type=float, default=300.0,
+                   help="stop training after this many seconds (the burst's bound)")
+    p.add_argument("--device", default="auto", help="auto | cpu | cuda[:N]")
+    p.add_argument("--threads", type=int, default=max(1, min(8, os.cpu_count() or 1)))
+    p.add_argument("--limit", type=int, default=None,
+                   help="use only the first N positions (smoke tests)")
+    p.add_argument("--val-every", type=int, default=1000)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--device-data", choices=("auto", "on", "off"), default="auto",
+                   help="keep the positions on the device and encode there (auto: on CUDA)")
+    return p
+
+
+def _export_check(model_base: Path, ck: Path, pos: Any, n: int = 64) -> Dict[str, Any]:
+    """Max |difference| of policy logits and values between torch and each inference backend."""
+    import numpy as np
+    import torch
+    from gomoku_ai.net import load_model
+    from gomoku_ai.net.onnx_backend import onnxruntime_available
+    from gomoku_ai.training.dataset import encode_positions
+    from gomoku_ai.training.trainer import model_from_checkpoint
+    idx = np.arange(min(n, len(pos)))
+    x = encode_positions(pos, idx)
+    m = model_from_checkpoint(ck).eval()
+    with torch.no_grad():
+        p_t, v_t = m(torch.from_numpy(x))
+    p_t, v_t = p_t.numpy(), v_t.numpy()
+    out: Dict[str, Any] = {}
+    backends = ["numpy"] + (["onnx"] if model_base.with_suffix(".onnx").exists()
+                            and onnxruntime_available() else [])
+    for be in backends:
+        net = load_model(model_base, backend=be, threads=1)
+        p, v = net.forward(x)
+        out[be] = {"policy_max_abs_diff": float(np.abs(np.asarray(p) - p_t).max()),
+                   "value_max_abs_diff": float(np.abs(np.asarray(v).reshape(-1) - v_t).max())}
+    return out
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = build_parser().parse_args(argv)
+    t_start = time.perf_counter()
+    import numpy as np
+    import torch
+    from gomoku_ai.training import dataset, trainer
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    device = trainer.resolve_device(args.device)
+    info: Dict[str, Any] = {"device": str(device), "torch": torch.__version__,
+                            "python": platform.python_version(), "host_cpus": os.cpu_count()}
+    if device.type == "cuda":
+        info["cuda_device"] = torch.cuda.get_device_name(device)
+        torch.backends.cudnn.benchmark = True
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
+    print(json.dumps({"burst": info}), flush=True)
+
+    t = time.perf_counter()
+    pos = dataset.Positions.concat([dataset.load_shard(p) for p in args.data])
+    if args.limit is not None and args.limit < len(pos):
+        pos = pos.subset(np.arange(args.limit))
+    load_s = time.perf_counter() - t
+    h, w = pos.shape
+    hc = max(16, args.channels // 2)
+    cfg = trainer.TrainConfig(steps=args.steps, batch_size=args.batch, lr=args.lr,
+                              warmup_steps=min(args.warmup, max(1, args.steps // 10)),
+                              val_every=args.val_every, log_every=max(1, min(100, args.steps)),
+                              checkpoint_every=max(1, min(1000, args.steps)), seed=args.seed,
+                              threads=args.threads, device=args.device,
+                              arch={"blocks": args.blocks, "channels": args.channels,
+                                    "head_channels": hc, "value_fc": max(32, hc * 2)})
+    logs: List[Dict[str, Any]] = []
+
+    def log(rec: Dict[str, Any]) -> None:
+        logs.append(rec)
+        print(json.dumps(rec), flush=True)
+
+    tr = trainer.Trainer(cfg, out / "run", log=log,
+                         device_data={"auto": None, "on": True, "off": False}[args.device_data])
+    step0 = tr.step
+    budget = max(0.0, args.max_seconds)
+    t = time.perf_counter()
+    final = tr.fit(pos, stop_after_s=budget)
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    train_s = time.perf_counter() - t
+    steps = tr.step - step0
+    name = args.name or f"burst-{args.blocks}x{args.channels}"
+    t = time.perf_counter()
+    try:
+        import onnx  # noqa: F401
+        with_onnx = True
+    except ImportError:
+        with_onnx = False
+    from gomoku_ai.net import export_model, fold_batchnorm
+    model = trainer.model_from_checkpoint(out / "run" / "checkpoint.pt").eval()
+    cfg_json = {"name": name, "board_sizes": [[w, h]], "version": str(tr.step),
+                "notes": f"supervised burst on {', '.join(Path(p).name for p in args.data)}: "
+                         f"{tr.step} steps x {args.batch} on {device}"}
+    base = export_model(fold_batchnorm(model.unfolded_weights()), cfg_json, out / name,
+                        with_onnx=with_onnx)
+    export_s = time.perf_counter() - t
+    check = _export_check(base.with_suffix(""), out / "run" / "checkpoint.pt", pos)
+    last = next((r for r in reversed(logs) if "policy_loss" in r), {})
+    summary = {**info, "data": [str(p) for p in args.data], "positions": len(pos),
+               "board": [w, h], "arch": cfg.arch, "batch": args.batch, "schedule_steps": args.steps,
+               "steps_this_run": steps, "step": tr.step, "load_s": round(load_s, 2),
+               "train_s": round(train_s, 2),
+               "samples_per_s": round(steps * args.batch / max(train_s, 1e-9), 1),
+               "last_log": last, "final": final, "export": str(base),
+               "export_s": round(export_s, 2), "onnx": with_onnx, "export_check": check,
+               "wall_s": round(time.perf_counter() - t_start, 2)}
+    tmp = out / ".summary.json.tmp"
+    tmp.write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    tmp.replace(out / "summary.json")
+    print(json.dumps({"summary": summary}), flush=True)
+    worst = max((v for c in check.values() for v in c.values()), default=0.0)
+    if worst > 1e-3:
+        sys.stderr.write(f"gpu_burst: exported model differs from torch by {worst:g}\n")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,232 @@
+"""``gomoku train plot --run DIR --out FILE.png``: the losses and the strength of a training run.
+
+Reads what the training commands write (any that exist):
+
+* ``DIR/loop.jsonl`` (``gomoku train loop``): per iteration the training losses at its end
+  (``train.policy_loss``/``value_loss``, validation ``val_*``), the gate result (Elo with its
+  95 % interval, promoted or not) and the self-play totals;
+* ``DIR/train/log.jsonl`` (the loop's trainer) or ``DIR/log.jsonl`` (``gomoku train
+  supervised``): training losses every ``log_every`` steps and validation losses where measured;
+* ``DIR/curve.jsonl`` (``gomoku train curve``): the candidates' score / Elo against a fixed
+  opponent, the learning curve.
+
+and draws one PNG (matplotlib, Agg backend: no display needed) with up to four panels: policy loss
+(train and validation) and value loss against the training step; strength against the iteration
+(curve Elo with 95 % intervals per opponent, gate Elo with intervals); self-play (games and
+positions per iteration, draw rate). A panel without data says so instead of being left out, so
+the layout is always the same.
+
+matplotlib is in the ``train`` extra (``pip install -e '.[train]'``).
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple, Union
+
+
+def _read_jsonl(path: Path) -> List[Dict[str, Any]]:
+    out: List[Dict[str, Any]] = []
+    if not path.is_file():
+        return out
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue        # a torn last line
+            if isinstance(rec, dict):
+                out.append(rec)
+    return out
+
+
+def _num(x: Any) -> Optional[float]:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def collect(run_dir: Union[str, Path]) -> Dict[str, Any]:
+    """The series to plot, from the files of ``run_dir`` (see the module docstring)."""
+    run = Path(run_dir)
+    loop = _read_jsonl(run / "loop.jsonl")
+    trainlog = _read_jsonl(run / "train" / "log.jsonl") or _read_jsonl(run / "log.jsonl")
+    curve = _read_jsonl(run / "curve.jsonl")
+    s: Dict[str, Any] = {"train": {"step": [], "policy": [], "value": []},
+                         "val": {"step": [], "policy": [], "value": []},
+                         "gate": {"iteration": [], "elo": [], "lo": [], "hi": [], "promoted": []},
+                         "curve": {}, "selfplay": {"iteration": [], "games": [], "positions": [],
+                                                   "draw_rate": []},
+                         "sources": []}
+    for rec in trainlog:
+        step = _num(rec.get("step"))
+        if step is None:
+            continue
+        lp, lv = _num(rec.get("policy_loss")), _num(rec.get("value_loss"))
+        if lp is not None and lv is not None:
+            s["train"]["step"].append(step)
+            s["train"]["policy"].append(lp)
+            s["train"]["value"].append(lv)
+        vp, vv = _num(rec.get("val_policy_loss")), _num(rec.get("val_value_loss"))
+        if vp is not None and vv is not None:
+            s["val"]["step"].append(step)
+            s["val"]["policy"].append(vp)
+            s["val"]["value"].append(vv)
+    for rec in loop:
+        it = _num(rec.get("iteration"))
+        if it is None:
+            continue
+        tr = rec.get("train") or {}
+        step = _num(tr.get("step"))
+        if not trainlog and step is not None:      # no trainer log: the loop's per-iteration losses
+            lp, lv = _num(tr.get("policy_loss")), _num(tr.get("value_loss"))
+            if lp is not None and lv is not None:
+                s["train"]["step"].append(step)
+                s["train"]["policy"].append(lp)
+                s["train"]["value"].append(lv)
+            vp, vv = _num(tr.get("val_policy_loss")), _num(tr.get("val_value_loss"))
+            if vp is not None and vv is not None:
+                s["val"]["step"].append(step)
+                s["val"]["policy"].append(vp)
+                s["val"]["value"].append(vv)
+        g = rec.get("gate") or {}
+        elo = _num(g.get("elo"))
+        ci = g.get("ci95") or [None, None]
+        if elo is not None:
+            s["gate"]["iteration"].append(it)
+            s["gate"]["elo"].append(elo)
+            s["gate"]["lo"].append(_num(ci[0]) if _num(ci[0]) is not None else elo)
+            s["gate"]["hi"].append(_num(ci[1]) if _num(ci[1]) is not None else elo)
+            s["gate"]["promoted"].append(bool(rec.get("promoted")))
+        sp = rec.get("selfplay") or {}
+        games = _num(sp.get("games"))
+        if games:
+            s["selfplay"]["iteration"].append(it)
+            s["selfplay"]["games"].append(games)
+            s["selfplay"]["positions"].append(_num(sp.get("positions")) or 0.0)
+            s["selfplay"]["draw_rate"].append((_num(sp.get("draws")) or 0.0) / games)
+    for rec in curve:
+        it, sc = _num(rec.get("iteration")), _num(rec.get("score"))
+        if it is None or sc is None:
+            continue
+        label = f"vs {rec.get('opponent', '?')}"
+        if rec.get("opponent_visits") not in (None, rec.get("visits")):
+            label += f" ({rec.get('visits')} v {rec.get('opponent_visits')} visits)"
+        else:
+            label += f" ({rec.get('visits')} visits)"
+        c = s["curve"].setdefault(label, {"iteration": [], "score": [], "elo": [], "lo": [],
+                                          "hi": [], "games": []})
+        elo = _num(rec.get("elo")) or 0.0
+        ci = rec.get("ci95") or [elo, elo]
+        c["iteration"].append(it)
+        c["score"].append(sc)
+        c["elo"].append(elo)
+        c["lo"].append(_num(ci[0]) if _num(ci[0]) is not None else elo)
+        c["hi"].append(_num(ci[1]) if _num(ci[1]) is not None else elo)
+        c["games"].append(_num(rec.get("games")) or 0.0)
+    for name, rows in (("loop.jsonl", loop), ("trainer log", trainlog), ("curve.jsonl", curve)):
+        if rows:
+            s["sources"].append(f"{name}: {len(rows)} lines")
+    return s
+
+
+def _empty(ax: Any, text: str) -> None:
+    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color="grey")
+    ax.set_xticks([])
+    ax.set_yticks([])
+
+
+def plot_run(run_dir: Union[str, Path], out: Union[str, Path], title: Optional[str] = None,
+             dpi: int = 100) -> Dict[str, Any]:
+    """Write the PNG ``out`` for ``run_dir``; returns what was drawn (counts per series).
+    Raises FileNotFoundError when the folder has none of the files."""
+    import matplotlib
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    s = collect(run_dir)
+    if not s["sources"]:
+        raise FileNotFoundError(f"{run_dir}: no loop.jsonl, log.jsonl, train/log.jsonl or "
+                                "curve.jsonl to plot")
+    fig, axes = plt.subplots(2, 2, figsize=(12, 8))
+    (ax_p, ax_v), (ax_s, ax_sp) = axes
+    tr, va = s["train"], s["val"]
+    for ax, key, what in ((ax_p, "policy", "policy loss (cross-entropy)"),
+                          (ax_v, "value", "value loss (MSE)")):
+        if tr["step"] or va["step"]:
+            if tr["step"]:
+                ax.plot(tr["step"], tr[key], lw=1.0, label="train")
+            if va["step"]:
+                ax.plot(va["step"], va[key], "o-", ms=3, lw=1.0, label="validation")
+            ax.set_xlabel("training step")
+            ax.set_ylabel(what)
+            ax.grid(alpha=0.3)
+            ax.legend(loc="upper right")
+        else:
+            _empty(ax, f"no {key} losses logged")
+        ax.set_title(what)
+    drew_strength = False
+    for label, c in s["curve"].items():
+        yerr = [[max(0.0, e - lo) for e, lo in zip(c["elo"], c["lo"])],
+                [max(0.0, hi - e) for e, hi in zip(c["elo"], c["hi"])]]
+        ax_s.errorbar(c["iteration"], c["elo"], yerr=yerr, fmt="o-", ms=4, capsize=3,
+                      label=f"curve {label}")
+        for x, y, sc in zip(c["iteration"], c["elo"], c["score"]):
+            ax_s.annotate(f"{100 * sc:.0f}%", (x, y), textcoords="offset points", xytext=(0, 6),
+                          ha="center", fontsize=7)
+        drew_strength = True
+    g = s["gate"]
+    if g["iteration"]:
+        yerr = [[max(0.0, e - lo) for e, lo in zip(g["elo"], g["lo"])],
+                [max(0.0, hi - e) for e, hi in zip(g["elo"], g["hi"])]]
+        ax_s.errorbar(g["iteration"], g["elo"], yerr=yerr, fmt="s", ms=4, capsize=3, alpha=0.7,
+                      label="gate: candidate vs best")
+        prom = [(x, y) for x, y, p in zip(g["iteration"], g["elo"], g["promoted"]) if p]
+        if prom:
+            ax_s.scatter(*zip(*prom), marker="*", s=80, zorder=3, label="promoted")
+        drew_strength = True
+    if drew_strength:
+        ax_s.axhline(0.0, color="grey", lw=0.8)
+        ax_s.set_xlabel("iteration")
+        ax_s.set_ylabel("Elo (95 % interval)")
+        ax_s.grid(alpha=0.3)
+        ax_s.legend(loc="best", fontsize=8)
+    else:
+        _empty(ax_s, "no gate results or curve.jsonl\n(gomoku train curve --run DIR)")
+    ax_s.set_title("strength")
+    sp = s["selfplay"]
+    if sp["iteration"]:
+        ax_sp.bar(sp["iteration"], sp["positions"], color="tab:blue", alpha=0.6,
+                  label="positions")
+        ax_sp.set_xlabel("iteration")
+        ax_sp.set_ylabel("training positions per iteration")
+        ax2 = ax_sp.twinx()
+        ax2.plot(sp["iteration"], sp["draw_rate"], "o-", color="tab:red", ms=3,
+                 label="draw rate")
+        ax2.set_ylim(0, 1)
+        ax2.set_ylabel("draw rate")
+        h1, l1 = ax_sp.get_legend_handles_labels()
+        h2, l2 = ax2.get_legend_handles_labels()
+        ax_sp.legend(h1 + h2, l1 + l2, loc="upper left", fontsize=8)
+        ax_sp.grid(alpha=0.3)
+    else:
+        _empty(ax_sp, "no self-play (loop.jsonl)")
+    ax_sp.set_title("self-play")
+    fig.suptitle(title or f"training run {Path(run_dir).resolve().name}")
+    fig.tight_layout()
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name("." + out.name + ".tmp.png")
+    fig.savefig(tmp, dpi=dpi, format="png")
+    plt.close(fig)
+    tmp.replace(out)
+    return {"out": str(out), "train_points": len(tr["step"]), "val_points": len(va["step"]),
+            "gate_points": len(g["iteration"]),
+            "curve_points": {k: len(v["iteration"]) for k, v in s["curve"].items()},
+            "selfplay_iterations": len(sp["iteration"]), "sources": s["sources"]}
