@@ -36,7 +36,9 @@ def proc_mem(pid: int) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--moves", type=int, default=100, help="moves in the game (both sides)")
+    ap.add_argument("--moves", type=int, default=100, help="moves per game (both sides)")
+    ap.add_argument("--brain-moves", type=int, default=0,
+                    help="keep starting new games (START again) until the brain made this many moves")
     ap.add_argument("--turn-ms", type=int, default=1000)
     ap.add_argument("--cmd", default=None, help="engine command (default: python engine.py)")
     args = ap.parse_args()
@@ -79,27 +81,38 @@ def main() -> int:
     board.play(board.parse("7,7"))
     board.play(board.parse(first))
     opp = Player(HeuristicEvaluator(), use_vcf=True)
-    lat, peak = [], {}
-    while board.outcome() is None and len(board.moves) < args.moves:
-        m = opp.think(board, Limit(visits=60)).move
-        board.play(m)
-        if board.outcome() is not None:
+    lat, peak, games = [], {}, 1
+    while True:
+        while board.outcome() is None and len(board.moves) < args.moves:
+            m = opp.think(board, Limit(visits=60)).move
+            board.play(m)
+            if board.outcome() is not None:
+                break
+            x, y = board.xy(m)
+            send("INFO time_left 2147483647")
+            t = time.perf_counter()
+            send(f"TURN {x},{y}")
+            reply = read_move()
+            lat.append((time.perf_counter() - t) * 1000.0)
+            board.play(board.parse(reply))
+            for k, v in proc_mem(p.pid).items():
+                peak[k] = max(peak.get(k, 0), v)
+        if len(lat) >= args.brain_moves:
             break
-        x, y = board.xy(m)
-        send(f"INFO time_left 2147483647")
-        t = time.perf_counter()
-        send(f"TURN {x},{y}")
-        reply = read_move()
-        lat.append((time.perf_counter() - t) * 1000.0)
-        board.play(board.parse(reply))
-        for k, v in proc_mem(p.pid).items():
-            peak[k] = max(peak.get(k, 0), v)
+        # a new game in the same process, as c-gomoku-cli does: START, then the brain opens
+        send("START 15")
+        read_move_or_ok = p.stdout.readline().decode().strip()
+        assert read_move_or_ok == "OK", read_move_or_ok
+        board = Board(15)
+        send("BEGIN")
+        board.play(board.parse(read_move()))
+        games += 1
     send("END")
     p.wait(timeout=5)
     stderr = p.stderr.read().decode()
     print(json.dumps({
         "startup_to_first_move_ms": round(startup_ms, 1), "turn_ms": args.turn_ms,
-        "moves_played": len(board.moves), "brain_moves": len(lat),
+        "games": games, "brain_moves": len(lat),
         "latency_ms_max": round(max(lat), 1) if lat else None,
         "latency_ms_median": round(statistics.median(lat), 1) if lat else None,
         "vm_peak_mb": round(peak.get("VmPeak", 0) / 2**20, 1),
