@@ -347,6 +347,9 @@ def _run_rl(args: Any) -> int:
         steps = args.steps
         if steps is None and stored_cfg.exists():
             steps = json.loads(stored_cfg.read_text(encoding="utf-8")).get("steps_per_iter")
+        if steps is None:
+            from gomoku_ai.training.loop import LoopConfig
+            steps = LoopConfig().steps_per_iter
         emit, ctx = _emitter(args.json, iterations=args.iterations, games=args.games,
                              steps=steps)
         with ctx:

@@ -130,6 +130,10 @@ def collect(run_dir: Union[str, Path]) -> Dict[str, Any]:
         c["lo"].append(_num(ci[0]) if _num(ci[0]) is not None else elo)
         c["hi"].append(_num(ci[1]) if _num(ci[1]) is not None else elo)
         c["games"].append(_num(rec.get("games")) or 0.0)
+    for c in s["curve"].values():        # several processes may append out of order
+        order = sorted(range(len(c["iteration"])), key=lambda k: c["iteration"][k])
+        for key in list(c):
+            c[key] = [c[key][k] for k in order]
     for name, rows in (("loop.jsonl", loop), ("trainer log", trainlog), ("curve.jsonl", curve)):
         if rows:
             s["sources"].append(f"{name}: {len(rows)} lines")
@@ -171,32 +175,40 @@ def plot_run(run_dir: Union[str, Path], out: Union[str, Path], title: Optional[s
         else:
             _empty(ax, f"no {key} losses logged")
         ax.set_title(what)
-    drew_strength = False
+    # strength: the learning curve as the candidates' score (%) against each fixed opponent, with
+    # the 95 % interval of the Elo estimate mapped back to a score; gate Elo on a second axis
+    def pct(elo: float) -> float:
+        return 100.0 / (1.0 + 10.0 ** (-elo / 400.0))
+
+    handles: List[Any] = []
     for label, c in s["curve"].items():
-        yerr = [[max(0.0, e - lo) for e, lo in zip(c["elo"], c["lo"])],
-                [max(0.0, hi - e) for e, hi in zip(c["elo"], c["hi"])]]
-        ax_s.errorbar(c["iteration"], c["elo"], yerr=yerr, fmt="o-", ms=4, capsize=3,
-                      label=f"curve {label}")
-        for x, y, sc in zip(c["iteration"], c["elo"], c["score"]):
-            ax_s.annotate(f"{100 * sc:.0f}%", (x, y), textcoords="offset points", xytext=(0, 6),
-                          ha="center", fontsize=7)
-        drew_strength = True
+        y = [100.0 * v for v in c["score"]]
+        yerr = [[max(0.0, v - pct(lo)) for v, lo in zip(y, c["lo"])],
+                [max(0.0, pct(hi) - v) for v, hi in zip(y, c["hi"])]]
+        handles.append(ax_s.errorbar(c["iteration"], y, yerr=yerr, fmt="o-", ms=4, capsize=3,
+                                     label=f"score {label}"))
     g = s["gate"]
     if g["iteration"]:
+        ax_g = ax_s.twinx() if handles else ax_s
         yerr = [[max(0.0, e - lo) for e, lo in zip(g["elo"], g["lo"])],
                 [max(0.0, hi - e) for e, hi in zip(g["elo"], g["hi"])]]
-        ax_s.errorbar(g["iteration"], g["elo"], yerr=yerr, fmt="s", ms=4, capsize=3, alpha=0.7,
-                      label="gate: candidate vs best")
+        handles.append(ax_g.errorbar(g["iteration"], g["elo"], yerr=yerr, fmt="s", ms=4,
+                                     capsize=3, alpha=0.6, color="tab:purple",
+                                     label="gate Elo: candidate vs best"))
         prom = [(x, y) for x, y, p in zip(g["iteration"], g["elo"], g["promoted"]) if p]
         if prom:
-            ax_s.scatter(*zip(*prom), marker="*", s=80, zorder=3, label="promoted")
-        drew_strength = True
-    if drew_strength:
-        ax_s.axhline(0.0, color="grey", lw=0.8)
+            handles.append(ax_g.scatter(*zip(*prom), marker="*", s=80, zorder=3,
+                                        color="tab:olive", label="promoted"))
+        ax_g.axhline(0.0, color="tab:purple", lw=0.6, ls=":")
+        ax_g.set_ylabel("gate Elo (95 % interval)")
+    if handles:
+        if s["curve"]:
+            ax_s.set_ylim(-2, 102)
+            ax_s.axhline(50.0, color="grey", lw=0.8)
+            ax_s.set_ylabel("score vs fixed opponent, % (95 % interval)")
         ax_s.set_xlabel("iteration")
-        ax_s.set_ylabel("Elo (95 % interval)")
         ax_s.grid(alpha=0.3)
-        ax_s.legend(loc="best", fontsize=8)
+        ax_s.legend(handles=handles, loc="lower right", fontsize=8)
     else:
         _empty(ax_s, "no gate results or curve.jsonl\n(gomoku train curve --run DIR)")
     ax_s.set_title("strength")
