@@ -19,8 +19,6 @@ Shards are written atomically and refused with a message naming the file when th
 """
 from __future__ import annotations
 
-import os
-import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +27,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from ..board import Board
+from ..fileio import atomic_open
 from ..rules import BLACK
 
 SHARD_KEYS = ("cells", "stm", "last", "move", "z", "zw", "game")
@@ -161,22 +160,11 @@ def positions_from_records(records, openings=None, skip_prefix: int = 0) -> Posi
 
 def save_shard(pos: Positions, path: Union[str, Path]) -> None:
     """Write ``pos`` as a compressed npz, atomically (temp file + rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     arrays: Dict[str, np.ndarray] = {k: getattr(pos, k) for k in SHARD_KEYS}
     if pos.pi is not None:
         arrays["pi"] = pos.pi.astype(np.float16)
-    fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez_compressed(f, **arrays)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with atomic_open(path, "wb") as f:
+        np.savez_compressed(f, **arrays)
 
 
 def load_shard(path: Union[str, Path]) -> Positions:
