@@ -55,3 +55,24 @@ def atomic_write_text(path: PathLike, text: str) -> None:
     """Replace ``path`` with ``text`` (UTF-8) atomically."""
     with atomic_open(path, "w") as f:
         f.write(text)
+
+
+def read_jsonl(path: PathLike) -> "list[dict]":
+    """The JSON objects of a JSON-lines file, one per line; a torn last line (from a crash while
+    appending) and non-object lines are skipped. A missing file gives an empty list."""
+    import json
+    out: "list[dict]" = []
+    if not os.path.isfile(path):
+        return out
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(rec, dict):
+                out.append(rec)
+    return out

@@ -20,28 +20,11 @@ matplotlib is in the ``train`` extra (``pip install -e '.[train]'``).
 """
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple, Union
 
-
-def _read_jsonl(path: Path) -> List[Dict[str, Any]]:
-    out: List[Dict[str, Any]] = []
-    if not path.is_file():
-        return out
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue        # a torn last line
-            if isinstance(rec, dict):
-                out.append(rec)
-    return out
+from gomoku_ai.fileio import read_jsonl
 
 
 def _num(x: Any) -> Optional[float]:
@@ -55,9 +38,9 @@ def _num(x: Any) -> Optional[float]:
 def collect(run_dir: Union[str, Path]) -> Dict[str, Any]:
     """The series to plot, from the files of ``run_dir`` (see the module docstring)."""
     run = Path(run_dir)
-    loop = _read_jsonl(run / "loop.jsonl")
-    trainlog = _read_jsonl(run / "train" / "log.jsonl") or _read_jsonl(run / "log.jsonl")
-    curve = _read_jsonl(run / "curve.jsonl")
+    loop = read_jsonl(run / "loop.jsonl")
+    trainlog = read_jsonl(run / "train" / "log.jsonl") or read_jsonl(run / "log.jsonl")
+    curve = read_jsonl(run / "curve.jsonl")
     s: Dict[str, Any] = {"train": {"step": [], "policy": [], "value": []},
                          "val": {"step": [], "policy": [], "value": []},
                          "gate": {"iteration": [], "elo": [], "lo": [], "hi": [], "promoted": []},

@@ -34,7 +34,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 from ..board import Board
 from ..rules import Rule
 from .gating import GateConfig, run_gate
-from .selfplay import read_jsonl
+from ..fileio import read_jsonl
 
 CURVE_NAME = "curve.jsonl"
 

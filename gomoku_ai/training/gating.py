@@ -238,7 +238,7 @@ def run_gate(candidate: Any, best: Any, *, board: Optional[Board] = None,
     done: Dict[int, Dict[str, Any]] = {}
     jpath = Path(journal) if journal is not None else None
     if jpath is not None and jpath.exists():
-        from .selfplay import read_jsonl
+        from ..fileio import read_jsonl
         for rec in read_jsonl(jpath):
             if rec.get("seed") == cfg.seed and 0 <= int(rec.get("pair", -1)) < max_pairs \
                     and tuple(rec.get("opening", ())) == ops[int(rec["pair"])]:

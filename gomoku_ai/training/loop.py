@@ -378,7 +378,7 @@ class Loop:
                    "best_iteration": self.state["best_iteration"],
                    "train_step": self.state.get("train_step"), "elapsed": cur["elapsed"],
                    "elapsed_s": round(sum(cur["elapsed"].values()), 2), "time": round(time.time(), 1)}
-            from .selfplay import read_jsonl
+            from ..fileio import read_jsonl
             if not any(r.get("iteration") == i for r in read_jsonl(self.log_path)):
                 _append_line(self.log_path, rec)
             self._emit(rec)

@@ -46,6 +46,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 
 import numpy as np
 
+from ..fileio import read_jsonl
 from ..board import Board
 from ..evaluator import Evaluator, HeuristicEvaluator, UniformEvaluator
 from ..mcts import MCTS, MCTSConfig, Node
@@ -479,23 +480,6 @@ def _worker_init(ctx: _Context) -> None:
 def _worker_batch(task: Tuple[int, int, int]) -> Dict[str, Any]:
     assert _WORKER is not None
     return _WORKER.run_batch(task)
-
-
-def read_jsonl(path: Path) -> List[Dict[str, Any]]:
-    """The JSON lines of ``path`` (a torn last line, from a crash, is ignored)."""
-    out: List[Dict[str, Any]] = []
-    if not path.exists():
-        return out
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                continue
-    return out
 
 
 def _append_jsonl(path: Path, rec: Dict[str, Any]) -> None:
