@@ -237,15 +237,20 @@ class Board:
         """Length of the run of ``color`` through ``m`` along direction index ``d`` (0: -, 1: |,
         2: \\, 3: /), counting ``m`` itself as ``color``; and the two cells just past its ends."""
         step = self._dirs[d]
+        a, b = self._run_ends(self._pad[m], color, step)
+        return (b - a) // step - 1, self._buf[a], self._buf[b]
+
+    def _run_ends(self, pi: int, c: int, step: int) -> Tuple[int, int]:
+        """Padded indices of the first cells that are not ``c`` on both sides of ``pi`` along
+        ``step``. (``_five_at`` repeats this loop inline: it is the hot path of every push.)"""
         buf = self._buf
-        pi = self._pad[m]
         a = pi - step
-        while buf[a] == color:
+        while buf[a] == c:
             a -= step
         b = pi + step
-        while buf[b] == color:
+        while buf[b] == c:
             b += step
-        return (b - a) // step - 1, buf[a], buf[b]
+        return a, b
 
     def _five_at(self, pi: int, c: int) -> bool:
         """Does the stone of colour ``c`` at padded index ``pi`` complete a winning line?"""
@@ -290,18 +295,12 @@ class Board:
         c = self._buf[pi]
         if c not in (BLACK, WHITE) or not self._five_at(pi, c):
             return None
-        inv = {p: i for i, p in enumerate(self._pad)}
-        buf = self._buf
+        buf, p, w = self._buf, self._p, self.width
         for step in self._dirs:
-            a = pi - step
-            while buf[a] == c:
-                a -= step
-            b = pi + step
-            while buf[b] == c:
-                b += step
+            a, b = self._run_ends(pi, c, step)
             length = (b - a) // step - 1
             if length >= self.n and self._run_wins(length, buf[a], buf[b], c):
-                return [inv[q] for q in range(a + step, b, step)]
+                return [(q // p - 1) * w + q % p for q in range(a + step, b, step)]
         return None
 
     # ------------------------------------------------------------------ text
