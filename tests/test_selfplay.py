@@ -253,3 +253,21 @@ def test_loop_time_budget_starts_no_new_iteration(tmp_path) -> None:
     assert st["completed"] == 0 and st["current"] is None
     assert any("time budget" in r.get("note", "") for r in notes)
     assert not (tmp_path / "az" / "data").exists()
+
+
+def test_file_openings_that_do_not_fit_the_board_are_left_out(tmp_path: Path) -> None:
+    from gomoku_ai.training.selfplay import openings_to_flat
+    book = tmp_path / "book.txt"
+    # the second line reaches 9 columns left of the centre: fits 20x20, not 15x15
+    book.write_text("0,0, 1,0, 1,3\n-9,0, 1,1\n0,0, 0,1\n", encoding="utf-8")
+    on15 = openings_to_flat(book, 15, 15)
+    on20 = openings_to_flat(book, 20, 20)
+    assert len(on15) == 2 and len(on20) == 3
+    assert on15[0] == (7 * 15 + 7, 7 * 15 + 8, 10 * 15 + 8)
+    assert all(0 <= m < 225 for op in on15 for m in op)
+    far = tmp_path / "far.txt"
+    far.write_text("-4,0\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="no opening of the file fits the 5x5 board"):
+        openings_to_flat(far, 5, 5)
+    with pytest.raises(ValueError, match="off the 15x15 board"):
+        openings_to_flat([[(15, 0)]], 15, 15)

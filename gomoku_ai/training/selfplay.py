@@ -177,15 +177,29 @@ def is_false_resignation(would_resign: Optional[int], winner: Optional[int]) -> 
 Opening = Tuple[int, ...]          # flat moves, Black first
 
 
+def openings_path_text(errors: Sequence[Exception]) -> str:
+    """``"first error; "`` for a message, or ``""``."""
+    return f"{errors[0]}; " if errors else ""
+
+
 def openings_to_flat(openings: Union[None, str, os.PathLike, Sequence], width: int,
                      height: int) -> Optional[List[Opening]]:
     """Openings given as a file (``records.read_openings``), or as lists of (x, y) or flat moves,
-    as tuples of flat moves."""
+    as tuples of flat moves.
+
+    From a file, lines that do not fit the board (a 20x20 book on 15x15) are left out, as the
+    tournament runner does; ``ValueError`` when none is left. Lists given directly must fit.
+    """
     if openings is None:
         return None
     if isinstance(openings, (str, os.PathLike)):
-        from ..records import read_openings
-        openings = read_openings(Path(openings), width=width, height=height)
+        from ..records import RecordFormatError, read_openings
+        errors: List[RecordFormatError] = []
+        openings = read_openings(Path(openings), width=width, height=height,
+                                 on_error="skip", errors=errors)
+        if not openings:
+            raise ValueError(f"{openings_path_text(errors)}no opening of the file fits the "
+                             f"{width}x{height} board")
     out: List[Opening] = []
     for op in openings:
         flat = []
