@@ -16,9 +16,10 @@ $(PLAY_STAMP): setup.cfg pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e .
 	touch $@
 
-# The test suite also covers training, so it installs the dev and train extras (torch==2.13.0).
+# The test suite also covers training and the Ray backend, so it installs the dev, train
+# (torch==2.13.0) and distributed (ray) extras.
 $(TEST_STAMP): setup.cfg pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[dev,train]'
+	$(BIN)/pip install --quiet -e '.[dev,train,distributed]'
 	touch $@ $(PLAY_STAMP)
 
 play: $(PLAY_STAMP)

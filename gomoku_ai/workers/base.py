@@ -1,0 +1,173 @@
+"""The worker abstraction shared by self-play, gating and tournaments.
+
+A *worker* is an object built once per worker process (local backend) or Ray actor (Ray backend)
+from a :class:`WorkerSpec` (``"package.module:Class"`` plus keyword arguments) and then given
+:class:`Task` payloads one at a time through ``run(payload) -> value``. Whatever it loads once
+(a network, engine processes) it keeps across tasks; that is the point of a worker.
+
+A :class:`Pool` runs an iterable of tasks on N workers and yields one :class:`TaskResult` per task
+as tasks finish (not in task order):
+
+* ``kind == "ok"``: ``value`` is what ``run`` returned.
+* ``kind == "error"``: ``run`` raised; ``error`` is the traceback. Not retried: a deterministic
+  bug would only fail again. Callers usually treat it as fatal.
+* ``kind == "lost"``: the worker died (killed, crashed, out of memory, its node went away) or ran
+  past the task's ``limit_s``. The task was started again on a fresh worker up to
+  ``max_attempts`` times in all; ``lost`` means every attempt was lost. A lost task never carries
+  a value: callers record it as *not played*, never as a result.
+
+Exactly one result is yielded per task key. Stopping early (``break`` out of :meth:`Pool.run`, or
+``stop()`` returning True) discards the tasks not yet finished; their work is not reported.
+
+Large read-only objects (a network's bytes) go through :meth:`Pool.share`: the local backend
+passes them by value, the Ray backend puts them once in the object store; the worker calls
+:func:`resolve` on what it received either way.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, Hashable, Iterable, Iterator, Optional
+
+BACKENDS = ("local", "ray")
+
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+class WorkerError(RuntimeError):
+    """A pool could not be started or used (bad spec, Ray missing or unreachable)."""
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    """How to build one worker.
+
+    ``target``: ``"package.module:Class"`` (importable on every machine of a cluster), built as
+    ``Class(**kwargs)`` once per worker; it must have ``run(payload)`` and may have ``close()``.
+    ``threads``: BLAS/OpenMP/onnxruntime threads per worker (1 by default: one core per worker).
+    ``num_cpus`` / ``num_gpus``: the Ray resource request of each worker (ignored locally).
+    """
+
+    target: str
+    kwargs: Dict[str, Any] = field(default_factory=dict)
+    threads: int = 1
+    num_cpus: float = 1.0
+    num_gpus: float = 0.0
+
+    def build(self) -> Any:
+        """Set the thread limits of this process and construct the worker (called in the worker)."""
+        for var in THREAD_VARS:
+            os.environ[var] = str(self.threads)
+        module, _, name = self.target.partition(":")
+        if not module or not name:
+            raise WorkerError(f"worker target {self.target!r} is not 'package.module:Class'")
+        cls = getattr(importlib.import_module(module), name)
+        return cls(**self.kwargs)
+
+
+@dataclass(frozen=True)
+class Task:
+    """One unit of work: ``key`` (unique within a run, hashable, picklable) and ``payload``.
+
+    ``limit_s``: wall-clock seconds one attempt may take before its worker is killed and the
+    attempt counted as lost (None: no limit).
+    """
+
+    key: Hashable
+    payload: Any
+    limit_s: Optional[float] = None
+
+
+@dataclass
+class TaskResult:
+    """The outcome of one task (see the module docstring for ``kind``)."""
+
+    key: Hashable
+    kind: str                       # "ok" | "error" | "lost"
+    value: Any = None
+    error: Optional[str] = None
+    attempts: int = 1
+    worker: str = ""                # which worker finished it: "local-3", "ray-2@10.0.0.5:4242"
+
+    @property
+    def ok(self) -> bool:
+        return self.kind == "ok"
+
+
+@dataclass(frozen=True)
+class Shared:
+    """A read-only object handed to workers: the object itself (local) or a Ray object ref."""
+
+    value: Any
+    is_ref: bool = False
+
+
+def resolve(obj: Any) -> Any:
+    """The object behind a :class:`Shared` (fetched from Ray's object store once per call), or
+    ``obj`` itself when it is not one."""
+    if isinstance(obj, Shared):
+        if obj.is_ref:
+            import ray   # only ever reached inside a Ray worker
+            return ray.get(obj.value)
+        return obj.value
+    return obj
+
+
+class Pool(ABC):
+    """N workers built from one :class:`WorkerSpec`; see the module docstring."""
+
+    backend: str = ""
+
+    def __init__(self, spec: WorkerSpec, workers: int, max_attempts: int = 2) -> None:
+        if workers < 1:
+            raise WorkerError("a pool needs at least one worker")
+        if max_attempts < 1:
+            raise WorkerError("max_attempts must be at least 1")
+        self.spec = spec
+        self.size = int(workers)
+        self.max_attempts = int(max_attempts)
+        self.lost_attempts = 0          # attempts lost to dead or overdue workers, over the pool's life
+
+    @abstractmethod
+    def run(self, tasks: Iterable[Task],
+            stop: Optional[Callable[[], bool]] = None) -> Iterator[TaskResult]:
+        """Run ``tasks`` (consumed lazily), yielding one result per task as each finishes.
+
+        ``stop()`` is polled between results; once it returns True no new task is started and
+        the generator returns after discarding the unfinished ones. The pool's workers survive
+        for the next call.
+        """
+
+    def share(self, obj: Any) -> Shared:
+        """Wrap a read-only object for tasks (see :func:`resolve`)."""
+        return Shared(obj)
+
+    def describe(self) -> Dict[str, Any]:
+        """Backend, worker count and resources, for logs and results."""
+        return {"backend": self.backend, "workers": self.size, "threads": self.spec.threads}
+
+    @abstractmethod
+    def close(self) -> None:
+        """Stop every worker (idempotent)."""
+
+    def __enter__(self) -> "Pool":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def make_pool(spec: WorkerSpec, workers: int, backend: str = "local", address: Optional[str] = None,
+              max_attempts: int = 2, **options: Any) -> Pool:
+    """A pool on ``backend``: ``"local"`` (processes on this machine, no extra dependency) or
+    ``"ray"`` (``address`` ``"HOST:PORT"`` of a running cluster, ``"auto"`` to join the one on this
+    machine, None to start a private local instance; needs ``pip install .[distributed]``)."""
+    if backend == "local":
+        from .local import LocalPool
+        return LocalPool(spec, workers, max_attempts=max_attempts, **options)
+    if backend == "ray":
+        from .ray_backend import RayPool
+        return RayPool(spec, workers, address=address, max_attempts=max_attempts, **options)
+    raise WorkerError(f"unknown backend {backend!r} (choose from {', '.join(BACKENDS)})")

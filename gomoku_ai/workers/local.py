@@ -1,0 +1,278 @@
+"""The local backend: worker processes on this machine (``multiprocessing``, *spawn*).
+
+Each worker process builds its worker once, then loops: receive ``(task_id, payload)`` on its pipe,
+run it, send ``("ok"|"error", task_id, value)``. The driver waits on every pipe and every process
+sentinel at once, so a worker that dies (or that runs past its task's ``limit_s`` and is killed) is
+noticed at once and its task started again on a fresh worker.
+"""
+from __future__ import annotations
+
+import multiprocessing as mp
+import signal
+import time
+import traceback
+from collections import deque
+from multiprocessing.connection import wait as mp_wait
+from typing import Any, Callable, Deque, Dict, Iterable, Iterator, Optional, Tuple
+
+from .base import Pool, Task, TaskResult, WorkerError, WorkerSpec
+
+
+def _worker_main(conn: Any, spec: WorkerSpec) -> None:
+    """Entry point of a worker process."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)   # the driver decides what Ctrl-C does
+    try:
+        worker = spec.build()
+    except BaseException:  # noqa: BLE001 - reported, then the process ends
+        try:
+            conn.send(("init_error", None, traceback.format_exc()))
+        finally:
+            return
+    try:
+        conn.send(("ready", None, None))
+        while True:
+            try:
+                msg = conn.recv()
+            except (EOFError, OSError):
+                break
+            if msg is None:
+                break
+            task_id, payload = msg
+            try:
+                value = worker.run(payload)
+                reply = ("ok", task_id, value)
+            except Exception:  # noqa: BLE001 - the task failed, the worker goes on
+                reply = ("error", task_id, traceback.format_exc())
+            try:
+                conn.send(reply)
+            except (OSError, EOFError, BrokenPipeError):
+                break
+    finally:
+        close = getattr(worker, "close", None)
+        if callable(close):
+            try:
+                close()
+            except Exception:  # noqa: BLE001
+                pass
+
+
+class _Proc:
+    def __init__(self, ctx: Any, spec: WorkerSpec, wid: int) -> None:
+        self.wid = wid
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_worker_main, args=(child, spec), daemon=True,
+                                name=f"gomoku-worker-{wid}")
+        self.proc.start()
+        child.close()
+        self.ready = False
+        self.job: Optional[Tuple[int, Task, int]] = None      # (task id, task, attempt)
+        self.deadline: Optional[float] = None
+
+    @property
+    def name(self) -> str:
+        return f"local-{self.wid}"
+
+    def kill(self) -> None:
+        try:
+            self.proc.kill()
+        except Exception:  # noqa: BLE001
+            pass
+        self.proc.join(timeout=5)
+        try:
+            self.conn.close()
+        except OSError:
+            pass
+
+
+class LocalPool(Pool):
+    """Worker processes on this machine. ``start_timeout_s``: how long a worker may take to build."""
+
+    backend = "local"
+
+    def __init__(self, spec: WorkerSpec, workers: int, max_attempts: int = 2,
+                 start_timeout_s: float = 120.0) -> None:
+        super().__init__(spec, workers, max_attempts)
+        self._ctx = mp.get_context("spawn")
+        self._procs: Dict[int, _Proc] = {}
+        self._next_wid = 0
+        self._next_task = 0
+        self.start_timeout_s = start_timeout_s
+        self._closed = False
+
+    # ------------------------------------------------------------------ processes
+    def _start(self) -> _Proc:
+        p = _Proc(self._ctx, self.spec, self._next_wid)
+        self._next_wid += 1
+        p.deadline = time.monotonic() + self.start_timeout_s
+        self._procs[p.wid] = p
+        return p
+
+    def worker_pids(self) -> Dict[str, int]:
+        """pid of each live worker process (for tests and diagnostics)."""
+        return {p.name: p.proc.pid for p in self._procs.values() if p.proc.pid is not None}
+
+    # ------------------------------------------------------------------ running
+    def run(self, tasks: Iterable[Task],
+            stop: Optional[Callable[[], bool]] = None) -> Iterator[TaskResult]:
+        if self._closed:
+            raise WorkerError("the pool is closed")
+        source = iter(tasks)
+        retry: Deque[Tuple[Task, int]] = deque()     # (task, attempts so far)
+        exhausted = False
+        seen = set()
+
+        def next_task() -> Optional[Tuple[Task, int]]:
+            nonlocal exhausted
+            if retry:
+                return retry.popleft()
+            if exhausted:
+                return None
+            try:
+                t = next(source)
+            except StopIteration:
+                exhausted = True
+                return None
+            if t.key in seen:
+                raise WorkerError(f"task key {t.key!r} given twice")
+            seen.add(t.key)
+            return t, 0
+
+        def stopping() -> bool:
+            return stop is not None and bool(stop())
+
+        try:
+            while True:
+                if stopping():
+                    return
+                # hand out work to every idle, ready worker
+                for p in list(self._procs.values()):
+                    if p.ready and p.job is None:
+                        nt = next_task()
+                        if nt is None:
+                            break
+                        task, attempts = nt
+                        tid = self._next_task
+                        self._next_task += 1
+                        p.job = (tid, task, attempts + 1)
+                        p.deadline = (time.monotonic() + task.limit_s) if task.limit_s else None
+                        try:
+                            p.conn.send((tid, task.payload))
+                        except (OSError, BrokenPipeError):
+                            lost = self._lose(p, "could not be given a task")
+                            if lost is not None:
+                                r = self._retry_or_fail(lost)
+                                if isinstance(r, TaskResult):
+                                    yield r
+                                elif r is not None:
+                                    retry.append(r)
+                busy = [p for p in self._procs.values() if p.job is not None or not p.ready]
+                if not busy:
+                    nt = next_task()
+                    if nt is None:
+                        return
+                    retry.appendleft(nt)
+                # keep the pool at full size while there is work
+                while len(self._procs) < self.size and (retry or not exhausted):
+                    self._start()
+                busy = [p for p in self._procs.values() if p.job is not None or not p.ready]
+                conns = {p.conn: p for p in busy}
+                sentinels = {p.proc.sentinel: p for p in busy}
+                ready = mp_wait(list(conns) + list(sentinels), timeout=0.5)
+                for obj in ready:
+                    p = conns.get(obj)
+                    if p is None or p.wid not in self._procs:
+                        continue
+                    try:
+                        while p.conn.poll():
+                            kind, tid, value = p.conn.recv()
+                            if kind == "ready":
+                                p.ready = True
+                                p.deadline = None
+                            elif kind == "init_error":
+                                self._drop(p)
+                                raise WorkerError(f"worker {self.spec.target} could not start:\n{value}")
+                            elif p.job is not None and tid == p.job[0]:
+                                _, task, attempts = p.job
+                                p.job = None
+                                p.deadline = None
+                                yield TaskResult(task.key, "ok" if kind == "ok" else "error",
+                                                 value if kind == "ok" else None,
+                                                 None if kind == "ok" else value, attempts, p.name)
+                                if stopping():
+                                    return
+                    except (EOFError, OSError):
+                        lost = self._lose(p, "died (its pipe closed)")
+                        if lost is not None:
+                            r = self._retry_or_fail(lost)
+                            if isinstance(r, TaskResult):
+                                yield r
+                            elif r is not None:
+                                retry.append(r)
+                for obj in ready:
+                    p = sentinels.get(obj)
+                    if p is None or p.wid not in self._procs:
+                        continue
+                    lost = self._lose(p, f"died (exit code {p.proc.exitcode})")
+                    if lost is not None:
+                        r = self._retry_or_fail(lost)
+                        if isinstance(r, TaskResult):
+                            yield r
+                        elif r is not None:
+                            retry.append(r)
+                now = time.monotonic()
+                for p in list(self._procs.values()):
+                    if p.deadline is not None and now > p.deadline:
+                        why = ("ran past its task's time limit" if p.ready
+                               else f"did not start within {self.start_timeout_s:.0f} s")
+                        lost = self._lose(p, why)
+                        if lost is not None:
+                            r = self._retry_or_fail(lost)
+                            if isinstance(r, TaskResult):
+                                yield r
+                            elif r is not None:
+                                retry.append(r)
+        finally:
+            # tasks still running are abandoned: their workers are killed (they may be mid-game)
+            for p in list(self._procs.values()):
+                if p.job is not None:
+                    self._drop(p)
+
+    def _drop(self, p: _Proc) -> None:
+        self._procs.pop(p.wid, None)
+        p.kill()
+
+    def _lose(self, p: _Proc, why: str) -> Optional[Tuple[Task, int, str]]:
+        """Remove a dead or overdue worker; its task (with the attempts it has used) or None."""
+        self._drop(p)
+        if p.job is None:
+            return None
+        self.lost_attempts += 1
+        _, task, attempts = p.job
+        return task, attempts, f"worker {p.name} {why}"
+
+    def _retry_or_fail(self, lost: Tuple[Task, int, str]) -> Any:
+        task, attempts, why = lost
+        if attempts < self.max_attempts:
+            return task, attempts
+        return TaskResult(task.key, "lost", None, f"{why} (attempt {attempts} of {self.max_attempts})",
+                          attempts, "")
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for p in self._procs.values():
+            try:
+                p.conn.send(None)
+            except (OSError, BrokenPipeError):
+                pass
+        end = time.monotonic() + 5.0
+        for p in self._procs.values():
+            p.proc.join(timeout=max(0.1, end - time.monotonic()))
+            if p.proc.is_alive():
+                p.kill()
+            try:
+                p.conn.close()
+            except OSError:
+                pass
+        self._procs.clear()

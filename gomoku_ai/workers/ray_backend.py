@@ -1,0 +1,265 @@
+"""The Ray backend: one Ray actor per worker (``pip install .[distributed]``).
+
+Each actor builds its worker once (``num_cpus``/``num_gpus`` of the :class:`WorkerSpec` are its
+resource request) and runs one task at a time. The driver keeps one call in flight per actor and
+waits on all of them with ``ray.wait``. A call that fails because the actor, its process or its
+node died (any ``RayError`` but a ``RayTaskError``) loses the attempt: the actor is dropped, a new
+one is made and the task starts again there, up to ``max_attempts`` in all. An exception raised by
+the task itself comes back as a ``RayTaskError`` and is reported as ``kind == "error"``.
+
+``address``: ``None`` starts a private Ray instance on this machine (loopback only, no
+dashboard), ``"auto"`` joins the cluster already running on this machine, ``"HOST:PORT"`` joins
+that head node. Ray's usage statistics are switched off: nothing is sent anywhere.
+"""
+from __future__ import annotations
+
+import os
+import time
+from collections import deque
+from typing import Any, Callable, Deque, Dict, Iterable, Iterator, List, Optional, Tuple
+
+from .base import Pool, Shared, Task, TaskResult, WorkerError, WorkerSpec
+
+
+def _import_ray() -> Any:
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    try:
+        import ray
+    except ImportError:
+        raise WorkerError("the Ray backend needs Ray: pip install '.[distributed]'") from None
+    return ray
+
+
+class _Host:
+    """The actor class: holds one worker."""
+
+    def __init__(self, spec: WorkerSpec) -> None:
+        self.worker = spec.build()
+
+    def info(self) -> Dict[str, Any]:
+        import ray
+        return {"node": ray.util.get_node_ip_address(), "pid": os.getpid()}
+
+    def run(self, payload: Any) -> Any:
+        return self.worker.run(payload)
+
+    def close(self) -> None:
+        close = getattr(self.worker, "close", None)
+        if callable(close):
+            close()
+
+
+class _Actor:
+    def __init__(self, handle: Any, wid: int) -> None:
+        self.handle = handle
+        self.wid = wid
+        self.where = ""
+        self.pid: Optional[int] = None
+        self.ref: Any = None
+        self.job: Optional[Tuple[Task, int]] = None    # (task, attempt)
+        self.deadline: Optional[float] = None
+
+    @property
+    def name(self) -> str:
+        return f"ray-{self.wid}@{self.where}" if self.where else f"ray-{self.wid}"
+
+
+class RayPool(Pool):
+    """Workers as Ray actors (see the module docstring).
+
+    ``start_timeout_s``: how long the first workers may take to be scheduled and built (a
+    cluster without enough free CPUs fails here with a message, instead of waiting forever).
+    ``runtime_env``: passed to Ray for the actors (e.g. ``{"working_dir": "."}`` when the package
+    is not installed on every machine).
+    """
+
+    backend = "ray"
+
+    def __init__(self, spec: WorkerSpec, workers: int, address: Optional[str] = None,
+                 max_attempts: int = 2, start_timeout_s: float = 120.0,
+                 runtime_env: Optional[Dict[str, Any]] = None, num_cpus: Optional[int] = None) -> None:
+        super().__init__(spec, workers, max_attempts)
+        ray = self._ray = _import_ray()
+        self._own_ray = False
+        if not ray.is_initialized():
+            kw: Dict[str, Any] = dict(include_dashboard=False, log_to_driver=False,
+                                      configure_logging=False)
+            if address is None:
+                kw.update(num_cpus=num_cpus if num_cpus is not None
+                          else max(1, int(round(workers * spec.num_cpus))),
+                          _node_ip_address="127.0.0.1")
+            else:
+                kw["address"] = address
+            try:
+                ray.init(**kw)
+            except Exception as e:  # noqa: BLE001 - ConnectionError, RuntimeError, ...
+                raise WorkerError(f"could not start or join Ray (address={address!r}): {e}") from e
+            self._own_ray = True
+        self.address = address
+        self._actor_cls = ray.remote(_Host).options(
+            num_cpus=spec.num_cpus, num_gpus=spec.num_gpus, max_restarts=0, max_concurrency=1,
+            **({"runtime_env": runtime_env} if runtime_env else {}))
+        self._actors: Dict[int, _Actor] = {}
+        self._next_wid = 0
+        self._closed = False
+        self.start_timeout_s = start_timeout_s
+        first = [self._new_actor() for _ in range(self.size)]
+        self._await_info(first, start_timeout_s)
+
+    # ------------------------------------------------------------------ actors
+    def _new_actor(self) -> _Actor:
+        a = _Actor(self._actor_cls.remote(self.spec), self._next_wid)
+        self._next_wid += 1
+        self._actors[a.wid] = a
+        return a
+
+    def _await_info(self, actors: List[_Actor], timeout_s: float) -> None:
+        ray = self._ray
+        refs = {a.handle.info.remote(): a for a in actors}
+        ready, pending = ray.wait(list(refs), num_returns=len(refs), timeout=timeout_s)
+        for ref in ready:
+            try:
+                info = ray.get(ref)
+            except ray.exceptions.RayError as e:
+                self.close()
+                raise WorkerError(f"worker {self.spec.target} could not start on Ray: {e}") from e
+            refs[ref].where = f"{info['node']}:{info['pid']}"
+            refs[ref].pid = int(info["pid"])
+        if pending:
+            res = ray.cluster_resources()
+            self.close()
+            raise WorkerError(f"only {len(ready)} of {len(refs)} Ray workers started within "
+                              f"{timeout_s:.0f} s (each asks for {self.spec.num_cpus} CPU, "
+                              f"{self.spec.num_gpus} GPU; the cluster has {res.get('CPU', 0):g} CPU, "
+                              f"{res.get('GPU', 0):g} GPU)")
+
+    def worker_pids(self) -> Dict[str, int]:
+        """pid of each started actor process (for tests and diagnostics; remote pids included)."""
+        return {a.name: a.pid for a in self._actors.values() if a.pid is not None}
+
+    def share(self, obj: Any) -> Shared:
+        return Shared(self._ray.put(obj), is_ref=True)
+
+    def describe(self) -> Dict[str, Any]:
+        d = super().describe()
+        d.update(address=self.address, num_cpus=self.spec.num_cpus, num_gpus=self.spec.num_gpus)
+        return d
+
+    # ------------------------------------------------------------------ running
+    def run(self, tasks: Iterable[Task],
+            stop: Optional[Callable[[], bool]] = None) -> Iterator[TaskResult]:
+        if self._closed:
+            raise WorkerError("the pool is closed")
+        ray = self._ray
+        source = iter(tasks)
+        retry: Deque[Tuple[Task, int]] = deque()
+        exhausted = False
+        seen = set()
+
+        def next_task() -> Optional[Tuple[Task, int]]:
+            nonlocal exhausted
+            if retry:
+                return retry.popleft()
+            if exhausted:
+                return None
+            try:
+                t = next(source)
+            except StopIteration:
+                exhausted = True
+                return None
+            if t.key in seen:
+                raise WorkerError(f"task key {t.key!r} given twice")
+            seen.add(t.key)
+            return t, 0
+
+        def lose(a: _Actor, why: str) -> Optional[TaskResult]:
+            self._actors.pop(a.wid, None)
+            try:
+                ray.kill(a.handle, no_restart=True)
+            except Exception:  # noqa: BLE001 - already gone
+                pass
+            task, attempts = a.job  # type: ignore[misc]
+            a.job = None
+            self.lost_attempts += 1
+            if attempts < self.max_attempts:
+                retry.append((task, attempts))
+                return None
+            return TaskResult(task.key, "lost", None,
+                              f"worker {a.name} {why} (attempt {attempts} of {self.max_attempts})",
+                              attempts, "")
+
+        try:
+            while True:
+                if stop is not None and stop():
+                    return
+                while len(self._actors) < self.size:
+                    self._new_actor()
+                for a in list(self._actors.values()):
+                    if a.job is None:
+                        nt = next_task()
+                        if nt is None:
+                            break
+                        task, attempts = nt
+                        a.job = (task, attempts + 1)
+                        a.ref = a.handle.run.remote(task.payload)
+                        a.deadline = (time.monotonic() + task.limit_s) if task.limit_s else None
+                busy = {a.ref: a for a in self._actors.values() if a.job is not None}
+                if not busy:
+                    return
+                ready, _ = ray.wait(list(busy), num_returns=1, timeout=0.5)
+                for ref in ready:
+                    a = busy[ref]
+                    task, attempts = a.job  # type: ignore[misc]
+                    try:
+                        value = ray.get(ref)
+                    except ray.exceptions.RayTaskError as e:
+                        a.job = None
+                        yield TaskResult(task.key, "error", None, str(e), attempts, a.name)
+                    except ray.exceptions.RayError as e:
+                        r = lose(a, f"died ({type(e).__name__})")
+                        if r is not None:
+                            yield r
+                    else:
+                        a.job = None
+                        yield TaskResult(task.key, "ok", value, None, attempts, a.name)
+                    if stop is not None and stop():
+                        return
+                now = time.monotonic()
+                for a in list(self._actors.values()):
+                    if a.job is not None and a.deadline is not None and now > a.deadline:
+                        r = lose(a, "ran past its task's time limit")
+                        if r is not None:
+                            yield r
+        finally:
+            for a in list(self._actors.values()):
+                if a.job is not None:        # abandoned mid-task: kill it, a fresh one replaces it
+                    self._actors.pop(a.wid, None)
+                    try:
+                        ray.kill(a.handle, no_restart=True)
+                    except Exception:  # noqa: BLE001
+                        pass
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        ray = self._ray
+        refs = []
+        for a in self._actors.values():
+            try:
+                refs.append(a.handle.close.remote())
+            except Exception:  # noqa: BLE001
+                pass
+        if refs:
+            try:
+                ray.wait(refs, num_returns=len(refs), timeout=5.0)
+            except Exception:  # noqa: BLE001
+                pass
+        for a in self._actors.values():
+            try:
+                ray.kill(a.handle, no_restart=True)
+            except Exception:  # noqa: BLE001
+                pass
+        self._actors.clear()
+        if self._own_ray:
+            ray.shutdown()
