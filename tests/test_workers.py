@@ -162,3 +162,10 @@ def test_model_ref_versions_and_cache(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="no such model"):
         ModelRef.from_path(tmp_path / "missing")
     assert resolve(5) == 5
+
+
+@pytest.mark.parametrize("pool", ["ray"], indirect=True)
+def test_a_private_ray_instance_listens_on_loopback_only(pool) -> None:
+    import ray
+    assert {n["NodeManagerAddress"] for n in ray.nodes()} == {"127.0.0.1"}
+    assert all(name.split("@")[1].startswith("127.0.0.1:") for name in pool.worker_pids())

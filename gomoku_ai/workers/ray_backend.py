@@ -7,12 +7,13 @@ node died (any ``RayError`` but a ``RayTaskError``) loses the attempt: the actor
 one is made and the task starts again there, up to ``max_attempts`` in all. An exception raised by
 the task itself comes back as a ``RayTaskError`` and is reported as ``kind == "error"``.
 
-``address``: ``None`` starts a private Ray instance on this machine (loopback only, no
-dashboard), ``"auto"`` joins the cluster already running on this machine, ``"HOST:PORT"`` joins
+``address``: ``None`` starts a private Ray instance on this machine (listening on 127.0.0.1
+only, no dashboard), ``"auto"`` joins the cluster already running on this machine, ``"HOST:PORT"`` joins
 that head node. Ray's usage statistics are switched off: nothing is sent anywhere.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections import deque
@@ -28,6 +29,30 @@ def _import_ray() -> Any:
     except ImportError:
         raise WorkerError("the Ray backend needs Ray: pip install '.[distributed]'") from None
     return ray
+
+
+@contextlib.contextmanager
+def _loopback_only(enabled: bool) -> Iterator[None]:
+    """A private instance on the loopback interface only: Ray's "no cluster" mode (its default on
+    macOS and Windows) makes the node use the localhost address, so its GCS, raylet and workers
+    listen on 127.0.0.1 instead of every interface. The mode is read from the environment by the
+    processes Ray starts and from ``ray_constants`` in this one; both are restored afterwards."""
+    if not enabled:
+        yield
+        return
+    from ray._private import ray_constants
+    var = ray_constants.ENABLE_RAY_CLUSTERS_ENV_VAR
+    old_env, old_const = os.environ.get(var), ray_constants.ENABLE_RAY_CLUSTER
+    os.environ[var] = "0"
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    try:
+        yield
+    finally:
+        ray_constants.ENABLE_RAY_CLUSTER = old_const
+        if old_env is None:
+            os.environ.pop(var, None)
+        else:
+            os.environ[var] = old_env
 
 
 class _Host:
@@ -85,13 +110,13 @@ class RayPool(Pool):
             kw: Dict[str, Any] = dict(include_dashboard=False, log_to_driver=False,
                                       configure_logging=False)
             if address is None:
-                kw.update(num_cpus=num_cpus if num_cpus is not None
-                          else max(1, int(round(workers * spec.num_cpus))),
-                          _node_ip_address="127.0.0.1")
+                kw["num_cpus"] = (num_cpus if num_cpus is not None
+                                  else max(1, int(round(workers * spec.num_cpus))))
             else:
                 kw["address"] = address
             try:
-                ray.init(**kw)
+                with _loopback_only(address is None):
+                    ray.init(**kw)
             except Exception as e:  # noqa: BLE001 - ConnectionError, RuntimeError, ...
                 raise WorkerError(f"could not start or join Ray (address={address!r}): {e}") from e
             self._own_ray = True
