@@ -8,6 +8,12 @@ command (``engine:main``), or frozen by PyInstaller. Managers talk to it on stdi
 Options (managers pass none):
 
 ``--log FILE``     log to FILE (also ``PYGOMOKU_LOG=FILE``; ``PYGOMOKU_LOG=folder`` logs under ``INFO folder``).
+``--model M``      play every game with the network M: a path (basename, ``.json`` file or model folder), the
+                   name of a shipped model (``gomoku8-4x32``) or ``heuristic``. Without it the network is
+                   chosen per game from ``models/index.json`` by rule and board size (``START 8`` gets the
+                   8x8 network; see :func:`gomoku_ai.shipped.default_model`). A model that names nothing
+                   is reported on stderr and the engine exits with status 2 before reading any command.
+``--list-models``  print the shipped models (name, board sizes, notes) and exit (not for managers).
 ``--version``      print the version and exit (not for managers).
 
 Environment: ``PYGOMOKU_PLAYER=sleepy|stuck`` selects a diagnostic player for tests (see
@@ -54,17 +60,20 @@ os.environ.setdefault("PYGOMOKU_HOME", _BASE)
 
 
 def _parse_args(argv: list) -> dict:
-    opts: dict = {"log": None, "version": False}
+    opts: dict = {"log": None, "version": False, "model": None, "list_models": False}
     i = 0
     while i < len(argv):
         a = argv[i]
-        if a == "--log" and i + 1 < len(argv):
-            opts["log"] = argv[i + 1]
+        if a in ("--log", "--model") and i + 1 < len(argv):
+            opts[a[2:]] = argv[i + 1]
             i += 1
-        elif a.startswith("--log="):
-            opts["log"] = a.split("=", 1)[1]
+        elif a.startswith(("--log=", "--model=")):
+            key, value = a[2:].split("=", 1)
+            opts[key] = value
         elif a == "--version":
             opts["version"] = True
+        elif a == "--list-models":
+            opts["list_models"] = True
         i += 1  # anything else is ignored: a brain must not fail on unexpected arguments
     return opts
 
@@ -99,13 +108,24 @@ def main(argv: "list | None" = None) -> int:
         from gomoku_ai import __version__
         print(f"pygomoku {__version__}")
         return 0
+    if opts["list_models"]:
+        from gomoku_ai.shipped import format_models
+        print(format_models())
+        return 0
+    if opts["model"] is not None:  # a typo must not become a silent fallback: say so before any command
+        from gomoku_ai.shipped import ModelNotFoundError, model_choice
+        try:
+            model_choice(opts["model"])
+        except ModelNotFoundError as e:
+            print(f"pbrain-pygomoku: --model: {e}", file=sys.stderr)
+            return 2
     from gomoku_ai.timeman import monotonic_ms, process_age_ms
     age = process_age_ms()
     now = monotonic_ms()
     if age is None:  # no OS support: time since this module started, plus a typical interpreter start
         age = now - _T0 * 1000.0 + 50.0
     from protocol.stdio import run_stdio
-    return run_stdio(log_path=opts["log"], process_start_ms=now - age)
+    return run_stdio(log_path=opts["log"], process_start_ms=now - age, model=opts["model"])
 
 
 if __name__ == "__main__":

@@ -1,21 +1,43 @@
 """The networks that ship in ``models/`` and the factory that builds the engine's player.
 
-``models/index.json`` maps a rule name (``freestyle``, ``standard``, ``renju``, ``caro``) to a model
-basename in the same folder. The folder is found next to the code (a source checkout or an editable
-install), next to a PyInstaller executable, or where ``PYGOMOKU_MODELS`` points; never on the network.
+``models/index.json`` maps keys to model basenames in the same folder. A key is a rule name (``freestyle``,
+``standard``, ``renju``, ``caro``) or a rule and a board size, ``RULE@WxH`` (``"freestyle@8x8":
+"gomoku8-4x32"``). The model for (rule, width, height) is the first of ``rule@WxH``, ``rule``,
+``freestyle@WxH``, ``freestyle`` that the index names and whose ``.json`` is in the folder
+(:func:`default_model`); an index with rule keys only works as before. A malformed index (not JSON, not an
+object, a value that is not a plain basename) is not an error for the engine: the bad entries (or the whole
+index) are ignored with a logged warning, and with no usable entry the engine plays with the hand-written
+evaluator.
+
+An explicit model (``--model``) is a path to a model (its basename, one of its files, or its folder) or the
+bare name of a shipped model (``gomoku8-4x32``, looked up in :func:`models_dir`); one that names nothing
+raises :class:`ModelNotFoundError`, which says where it looked.
+
+The folder is found next to the code (a source checkout or an editable install), next to a PyInstaller
+executable, or where ``PYGOMOKU_MODELS`` points; never on the network.
 """
 from __future__ import annotations
 
 import functools
 import json
+import logging
 import os
 import sys
 from pathlib import Path
-from typing import Optional, Union
+from typing import Any, Dict, Hashable, List, Optional, Union
 
 from .evaluator import Evaluator, HeuristicEvaluator
 from .player import Player
 from .rules import Rule
+
+log = logging.getLogger("pygomoku.shipped")
+
+MODEL_SUFFIXES = (".json", ".npz", ".onnx")
+HEURISTIC = "heuristic"
+
+
+class ModelNotFoundError(FileNotFoundError, ValueError):
+    """An explicit model that names no model file (neither a path nor a shipped model)."""
 
 
 def models_dir() -> Optional[Path]:
@@ -39,33 +61,163 @@ def models_dir() -> Optional[Path]:
     return None
 
 
-def default_model(rule: Rule = Rule.FREESTYLE) -> Optional[Path]:
-    """Basename of the shipped model for ``rule`` (falling back to the freestyle one), or None."""
+def _json_of(base: Path) -> Path:
+    return base.with_name(base.name + ".json")
+
+
+def _is_basename(name: str) -> bool:
+    return bool(name) and "/" not in name and "\\" not in name and name not in (".", "..")
+
+
+def read_index(d: Optional[Path] = None) -> Dict[str, str]:
+    """``index.json`` of the models folder ``d`` (default :func:`models_dir`) as {key: basename}, keys
+    lower-cased; {} when there is none or it is malformed (logged), entries that are not a string basename
+    left out (logged)."""
+    d = models_dir() if d is None else d
+    if d is None:
+        return {}
+    path = d / "index.json"
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        log.warning("%s: not readable JSON (%s); no shipped model is used", path, e)
+        return {}
+    if not isinstance(raw, dict):
+        log.warning("%s: expected an object mapping rule names to model basenames; ignored", path)
+        return {}
+    index: Dict[str, str] = {}
+    for k, v in raw.items():
+        if isinstance(v, str) and _is_basename(v.strip()):
+            index[str(k).strip().lower().replace(" ", "")] = v.strip()
+        else:
+            log.warning("%s: entry %r: %r is not a model basename; ignored", path, k, v)
+    return index
+
+
+def index_keys(rule: Rule = Rule.FREESTYLE, width: int = 15, height: Optional[int] = None) -> List[str]:
+    """The index keys tried for (rule, width, height), in order."""
+    height = width if height is None else height
+    keys = [f"{rule.value}@{width}x{height}", rule.value,
+            f"{Rule.FREESTYLE.value}@{width}x{height}", Rule.FREESTYLE.value]
+    return list(dict.fromkeys(keys))
+
+
+def default_model(rule: Rule = Rule.FREESTYLE, width: int = 15, height: Optional[int] = None) -> Optional[Path]:
+    """Basename of the shipped model for ``rule`` on a ``width`` x ``height`` board (``height`` defaults to
+    ``width``): the first of ``rule@WxH``, ``rule``, ``freestyle@WxH``, ``freestyle`` in ``index.json``
+    whose ``.json`` exists (a named model that is missing is skipped, with a warning); None when there is
+    none."""
     d = models_dir()
     if d is None:
         return None
-    try:
-        index = json.loads((d / "index.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    name = index.get(rule.value) or index.get(Rule.FREESTYLE.value)
-    if not name:
-        return None
-    base = d / name
-    return base if base.with_suffix(".json").is_file() else None
+    index = read_index(d)
+    for key in index_keys(rule, width, height):
+        name = index.get(key)
+        if not name:
+            continue
+        base = d / name
+        if _json_of(base).is_file():
+            return base
+        log.warning("%s: %r names %s, which is not there; trying the next key", d / "index.json", key,
+                    _json_of(base))
+    return None
+
+
+def _strip_suffix(p: Path) -> Path:
+    for s in MODEL_SUFFIXES:
+        if p.name.endswith(s) and len(p.name) > len(s):
+            return p.with_name(p.name[: -len(s)])
+    return p
+
+
+def resolve_model(model: Union[str, Path]) -> Path:
+    """The model named by ``model``: a path (a basename with or without ``.json``/``.npz``/``.onnx``, or a
+    model folder) or the bare name of a shipped model. Returns the path to load (a basename or a folder).
+    Raises :class:`ModelNotFoundError`, naming what was looked for, when there is no such model."""
+    text = str(model).strip()
+    if not text:
+        raise ModelNotFoundError("empty model name")
+    p = Path(os.path.expanduser(text))
+    if p.is_dir():
+        return p
+    base = _strip_suffix(p)
+    looked = [_json_of(base)]
+    if _json_of(base).is_file():
+        return base
+    d = models_dir()
+    if _is_basename(text) and not p.is_absolute():
+        if d is not None:
+            shipped = d / base.name
+            looked.append(_json_of(shipped))
+            if _json_of(shipped).is_file():
+                return shipped
+    names = ", ".join(m["name"] for m in list_models(d)) if d is not None else ""
+    where = f"shipped models in {d}: {names or 'none'}" if d is not None else "no models folder found"
+    raise ModelNotFoundError(f"model {text!r} not found: looked for " + ", ".join(str(x) for x in looked)
+                             + f" ({where}; or 'heuristic')")
+
+
+def list_models(d: Optional[Path] = None) -> List[Dict[str, Any]]:
+    """The models in the models folder ``d`` (default :func:`models_dir`), by name: ``name``, ``path``
+    (basename), ``board_sizes`` ([[w, h], ...]), ``notes`` and ``index_keys`` (the index keys naming it).
+    Unreadable model files are left out."""
+    d = models_dir() if d is None else d
+    if d is None:
+        return []
+    index = read_index(d)
+    out = []
+    for j in sorted(d.glob("*.json")):
+        if j.name == "index.json":
+            continue
+        try:
+            cfg = json.loads(j.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if not isinstance(cfg, dict):
+            continue
+        name = j.name[: -len(".json")]
+        out.append({"name": name, "path": j.with_name(name),
+                    "board_sizes": [list(s) for s in cfg.get("board_sizes") or []],
+                    "notes": str(cfg.get("notes", "")),
+                    "index_keys": sorted(k for k, v in index.items() if v == name)})
+    return out
+
+
+def format_models(models: Optional[List[Dict[str, Any]]] = None) -> str:
+    """:func:`list_models` as text, one model a line (for ``--list-models``)."""
+    models = list_models() if models is None else models
+    if not models:
+        return "no shipped models (the engine plays with the hand-written evaluator)"
+    lines = []
+    for m in models:
+        sizes = " ".join(f"{w}x{h}" for w, h in m["board_sizes"]) or "?"
+        used = f"  [index: {', '.join(m['index_keys'])}]" if m["index_keys"] else ""
+        lines.append(f"{m['name']}  ({sizes}){used}  {m['notes']}".rstrip())
+    return "\n".join(lines)
+
+
+def model_choice(model: Union[None, str, Path] = None, rule: Rule = Rule.FREESTYLE, width: int = 15,
+                 height: Optional[int] = None) -> str:
+    """What :func:`load_evaluator` would load, as a string: ``"heuristic"`` or the model's path. Equal
+    choices mean the same network (callers recreate a player only when it changes). Raises
+    :class:`ModelNotFoundError` for an explicit model that does not exist."""
+    if model is not None and str(model).strip().lower() == HEURISTIC:
+        return HEURISTIC
+    path = resolve_model(model) if model is not None else default_model(rule, width, height)
+    return HEURISTIC if path is None else str(path)
 
 
 def load_evaluator(model: Union[None, str, Path] = None, rule: Rule = Rule.FREESTYLE,
-                   backend: str = "auto", threads: int = 1, batch_size: int = 4) -> Evaluator:
-    """The network evaluator for ``model`` ("heuristic" for the hand-written one; None for the
-    shipped default, or the heuristic one when no model ships)."""
-    if model == "heuristic":
-        return HeuristicEvaluator()
-    path = Path(model) if model is not None else default_model(rule)
-    if path is None:
+                   backend: str = "auto", threads: int = 1, batch_size: int = 4,
+                   width: int = 15, height: Optional[int] = None) -> Evaluator:
+    """The evaluator for ``model``: "heuristic" for the hand-written one; a path or a shipped model's name
+    (:func:`resolve_model`); None for the shipped default for ``rule`` on a ``width`` x ``height`` board
+    (:func:`default_model`), or the heuristic one when no model ships."""
+    choice = model_choice(model, rule, width, height)
+    if choice == HEURISTIC:
         return HeuristicEvaluator()
     from .evaluator import NetworkEvaluator
-    return NetworkEvaluator(_network(str(path), backend, threads), batch_size=batch_size)
+    return NetworkEvaluator(_network(choice, backend, threads), batch_size=batch_size)
 
 
 @functools.lru_cache(maxsize=4)
@@ -76,7 +228,41 @@ def _network(path: str, backend: str, threads: int):
 
 
 def load_player(model: Union[None, str, Path] = None, rule: Rule = Rule.FREESTYLE,
-                backend: str = "auto", threads: int = 1, seed: int = 0) -> Player:
-    """The engine's player: MCTS + tactics over the chosen evaluator."""
-    ev = load_evaluator(model, rule, backend, threads)
+                backend: str = "auto", threads: int = 1, seed: int = 0,
+                width: int = 15, height: Optional[int] = None) -> Player:
+    """The engine's player: MCTS + tactics over the chosen evaluator (see :func:`load_evaluator`).
+    ``player.evaluator.network.basename`` is the model it loaded (no ``network`` for the heuristic)."""
+    ev = load_evaluator(model, rule, backend, threads, width=width, height=height)
     return Player(ev, seed=seed)
+
+
+class PlayerFactory:
+    """Makes the engine's player for (rule, width, height) with :func:`load_player`; :meth:`key` says which
+    player that would be, so that a caller makes a new one only when the rule or the network changes
+    (``START 15`` then ``START 20`` keep the player when both sizes use one network)."""
+
+    def __init__(self, model: Union[None, str, Path] = None, backend: str = "auto", threads: int = 1,
+                 seed: int = 0) -> None:
+        self.model = model
+        self.backend = backend
+        self.threads = threads
+        self.seed = seed
+
+    def key(self, rule: Rule, width: int = 15, height: Optional[int] = None) -> Hashable:
+        try:
+            return (rule, model_choice(self.model, rule, width, height))
+        except ModelNotFoundError:
+            return (rule, "missing", str(self.model))  # the call raises, once per rule
+
+    def __call__(self, rule: Rule = Rule.FREESTYLE, width: int = 15, height: Optional[int] = None) -> Player:
+        return load_player(self.model, rule, self.backend, self.threads, self.seed, width=width, height=height)
+
+
+def takes_size(factory: Any) -> bool:
+    """Whether ``factory`` can be called as ``factory(rule, width, height)`` (else ``factory(rule)``)."""
+    import inspect
+    try:
+        inspect.signature(factory).bind(Rule.FREESTYLE, 15, 15)
+    except (TypeError, ValueError):   # ValueError: no signature (a builtin): the one-argument form
+        return False
+    return True

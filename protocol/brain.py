@@ -254,9 +254,13 @@ class Brain:
 
     ``input``: a binary (or text) stream to read commands from (default ``sys.stdin.buffer``).
     ``output``: a binary (or text) stream for replies (default ``sys.stdout.buffer``).
-    ``player``: an object with the Player interface, used as it is; or ``player_factory(rule)``, called at the
-    first START (so that a model loads while START is handled, PROTOCOL.md P9) and again when ``INFO rule``
-    changes the rule (each rule may have its own network). Default: :func:`make_player`.
+    ``player``: an object with the Player interface, used as it is; or ``player_factory(rule, width, height)``
+    (or ``player_factory(rule)``), called at the first START (so that a model loads while START is handled,
+    PROTOCOL.md P9) and again when ``INFO rule`` or the board size of a new game changes what it would make
+    (each rule and size may have its own network). A factory with a ``key(rule, width, height)`` method says
+    itself when that is (equal keys: the player is kept); otherwise a new player is made for each new rule
+    (and, for a factory that takes the size, each new size). Default: :class:`DefaultPlayers` (the shipped
+    network for the rule and size, :func:`gomoku_ai.shipped.default_model`).
     ``hard_exit``: on END, flush and ``os._exit(0)`` from the reader thread (the subprocess brain); otherwise
     :meth:`run` returns 0.
     ``process_start_ms``: when the process was created, on the :func:`gomoku_ai.timeman.monotonic_ms` clock
@@ -265,15 +269,17 @@ class Brain:
     """
 
     def __init__(self, input: Any = None, output: Any = None, player: Any = None, *,
-                 player_factory: Optional[Callable[[Rule], Any]] = None, hard_exit: bool = False,
+                 player_factory: Optional[Callable[..., Any]] = None, hard_exit: bool = False,
                  process_start_ms: Optional[float] = None,
                  on_folder: Optional[Callable[[str], None]] = None) -> None:
         self._input = input if input is not None else sys.stdin.buffer
         self.writer = LineWriter(output if output is not None else sys.stdout.buffer)
         self._player = player
         self._player_factory = player_factory if player_factory is not None else (
-            None if player is not None else (lambda rule: make_player(rule=rule)))
-        self._player_rule: Optional[Rule] = None  # the rule the factory made the player for
+            None if player is not None else DefaultPlayers())
+        self._factory_sized = self._player_factory is not None and _takes_size(self._player_factory)
+        self._player_key: Any = _NO_PLAYER  # what the factory made the player for (see _factory_key)
+        self._factory_keys: dict = {}       # (rule, width, height) -> key, computed once each
         self._hard_exit = hard_exit
         self._on_folder = on_folder
         self.settings = Settings()
@@ -482,16 +488,41 @@ class Brain:
         handler(self, item, cmd)
 
     # ------------------------------------------------------------------ player
+    def _factory_key(self, rule: Rule, w: int, h: int) -> Any:
+        """What the factory would make for (rule, w, h): its ``key`` when it has one (e.g. the network's
+        path), else the rule (and the size, for a factory that takes it)."""
+        spec = (rule, w, h)
+        if spec not in self._factory_keys:
+            key_of = getattr(self._player_factory, "key", None)
+            key: Any = (rule, w, h) if self._factory_sized else rule
+            if callable(key_of):
+                try:
+                    key = key_of(rule, w, h)
+                except Exception:  # noqa: BLE001 - the plain key then
+                    log.exception("player_factory.key failed")
+            self._factory_keys[spec] = key
+        return self._factory_keys[spec]
+
     def _ensure_player(self) -> Any:
-        """The player; (re)made by the factory when there is none yet, or when the rule changed and the
-        player is idle. A factory that fails is not retried for that rule: fallback moves are played."""
+        """The player; (re)made by the factory when there is none yet, or when the rule or board size changed
+        what the factory would make (a new network) and the player is idle. A factory that fails is not
+        retried for that key: fallback moves are played."""
+        if self._player_factory is None or not self._player_idle.is_set():
+            return self._player
         rule = self._rule()
-        if self._player_factory is not None and self._player_rule is not rule and self._player_idle.is_set():
-            self._player_rule = rule
+        b = self.board
+        w, h = (b.width, b.height) if b is not None else (15, 15)
+        key = self._factory_key(rule, w, h)
+        if self._player_key is _NO_PLAYER or key != self._player_key:
+            self._player_key = key
             self._player = None
             try:
-                self._player = self._player_factory(rule)
-                log.info("player for %s: %s", rule.value, type(self._player).__name__)
+                if self._factory_sized:
+                    self._player = self._player_factory(rule, w, h)
+                else:
+                    self._player = self._player_factory(rule)
+                log.info("player for %s %dx%d: %s (%s)", rule.value, w, h, type(self._player).__name__,
+                         player_source(self._player))
             except Exception:  # noqa: BLE001 - play on with fallback moves rather than forfeit
                 log.exception("could not create the player; answering with fallback moves")
         return self._player
@@ -517,7 +548,7 @@ class Brain:
         rule = self._rule()
         if self.board is not None and self.board.rule is not rule:
             self.board = _rebuild(self.board, rule=rule)
-        if self.board is not None and self._player_rule is not None:
+        if self.board is not None and self._player_key is not _NO_PLAYER:
             self._ensure_player()  # a network for the new rule loads now rather than during the move
 
     def _need_board(self, word: str) -> Optional[Board]:
@@ -1071,11 +1102,63 @@ def _detail(b: Board, info: Any) -> str:
 
 
 # ------------------------------------------------------------------------------------------ players
-def make_player(name: Optional[str] = None, rule: Rule = Rule.FREESTYLE) -> Any:
+_NO_PLAYER = object()
+
+
+def _takes_size(factory: Any) -> bool:
+    """Whether ``factory`` can be called as ``factory(rule, width, height)`` (else ``factory(rule)``)."""
+    import inspect
+    try:
+        inspect.signature(factory).bind(Rule.FREESTYLE, 15, 15)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def player_source(player: Any) -> str:
+    """What a player evaluates with: the network's file basename, or the evaluator's name."""
+    ev = getattr(player, "evaluator", None)
+    base = getattr(getattr(ev, "network", None), "basename", None)
+    if base is not None:
+        return str(base)
+    return str(getattr(ev, "name", None) or type(player).__name__)
+
+
+def _player_kind(name: Optional[str]) -> str:
+    return (name if name is not None else os.environ.get("PYGOMOKU_PLAYER", "")).strip().lower()
+
+
+class DefaultPlayers:
+    """The brain's default player factory: :func:`make_player` for (rule, width, height), with ``model``
+    (``engine.py --model``: a path, a shipped model's name or "heuristic") overriding the shipped choice.
+    :meth:`key` is the network that would be used, so a new game on another size that uses the same network
+    (15x15 and 20x20) keeps the player, and ``START 8`` after ``START 15`` gets the 8x8 network."""
+
+    def __init__(self, name: Optional[str] = None, model: Optional[str] = None) -> None:
+        self.name = name
+        self.model = model
+
+    def key(self, rule: Rule, width: int, height: int) -> Any:
+        kind = _player_kind(self.name)
+        if kind in ("sleepy", "stuck"):
+            return (kind, rule)
+        try:
+            from gomoku_ai.shipped import PlayerFactory
+        except ImportError:
+            return rule
+        return PlayerFactory(self.model).key(rule, width, height)
+
+    def __call__(self, rule: Rule = Rule.FREESTYLE, width: int = 15, height: Optional[int] = None) -> Any:
+        return make_player(self.name, rule, width, height, model=self.model)
+
+
+def make_player(name: Optional[str] = None, rule: Rule = Rule.FREESTYLE, width: int = 15,
+                height: Optional[int] = None, model: Optional[str] = None) -> Any:
     """The player to use: ``name`` or ``$PYGOMOKU_PLAYER``: ``sleepy`` / ``stuck`` are the diagnostic players
-    of :mod:`protocol.testplayers`; anything else (or nothing) is the engine's player for ``rule``
-    (:func:`gomoku_ai.shipped.load_player`: the shipped network when there is one)."""
-    key = (name if name is not None else os.environ.get("PYGOMOKU_PLAYER", "")).strip().lower()
+    of :mod:`protocol.testplayers`; anything else (or nothing) is the engine's player for ``rule`` on a
+    ``width`` x ``height`` board (:func:`gomoku_ai.shipped.load_player`: ``model`` when given, else the
+    shipped network for that rule and size when there is one)."""
+    key = _player_kind(name)
     if key == "sleepy":
         from .testplayers import SleepyPlayer
         return SleepyPlayer()
@@ -1089,4 +1172,4 @@ def make_player(name: Optional[str] = None, rule: Rule = Rule.FREESTYLE) -> Any:
     except ImportError:
         from gomoku_ai.player import Player
         return Player()
-    return load_player(rule=rule)
+    return load_player(model, rule=rule, width=width, height=height)

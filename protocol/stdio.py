@@ -21,7 +21,7 @@ from typing import Any, Optional
 
 from gomoku_ai import __version__
 
-from .brain import BRAIN_NAME, Brain, make_player
+from .brain import BRAIN_NAME, Brain, DefaultPlayers
 
 log = logging.getLogger("pygomoku.brain")
 
@@ -97,11 +97,12 @@ def _protect_stdio(log_path: Optional[str]) -> Any:
 
 
 def run_stdio(log_path: Optional[str] = None, player_name: Optional[str] = None,
-              process_start_ms: Optional[float] = None) -> int:
+              process_start_ms: Optional[float] = None, model: Optional[str] = None) -> int:
     """Run the brain on this process's stdin/stdout until END or EOF, then exit the process.
 
     Logging: ``log_path`` (``--log FILE``) or ``$PYGOMOKU_LOG``; ``PYGOMOKU_LOG=folder`` logs under
     ``INFO folder`` instead (size-capped). Without either, nothing is logged anywhere.
+    ``model`` (``--model``): the network for every game instead of the shipped one for the rule and size.
     """
     env_log = os.environ.get("PYGOMOKU_LOG", "").strip()
     use_folder = env_log.lower() == "folder"
@@ -113,7 +114,7 @@ def run_stdio(log_path: Optional[str] = None, player_name: Optional[str] = None,
     threading.excepthook = lambda a: log.critical("uncaught exception in %s", a.thread,
                                                   exc_info=(a.exc_type, a.exc_value, a.exc_traceback))
     log.info("%s %s starting (python %s, pid %d)", BRAIN_NAME, __version__, sys.version.split()[0], os.getpid())
-    brain = Brain(sys.stdin.buffer, out, player_factory=lambda rule: make_player(player_name, rule), hard_exit=True,
+    brain = Brain(sys.stdin.buffer, out, player_factory=DefaultPlayers(player_name, model), hard_exit=True,
                   process_start_ms=process_start_ms, on_folder=folder_logger if use_folder else None)
     code = 0
     try:

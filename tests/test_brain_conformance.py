@@ -724,3 +724,77 @@ def test_200_moves_latency(engine):
           f"{statistics.median(lat):.1f} ms, total {sum(lat):.0f} ms, clock left {left} ms")
     assert max(lat) < 1000
     assert sum(lat) < 6000
+
+
+# ------------------------------------------------------------------------------------------ model by board size
+def test_board_size_chooses_the_shipped_network(monkeypatch):
+    """START 8 gets the 8x8 network, START 15 and START 20 the 15x15 one; a new size that uses the same
+    network (15 -> 20), RESTART and a repeated START keep the player; a new rule makes a new one."""
+    import io
+    from gomoku_ai.rules import Rule
+    from protocol.brain import Brain, DefaultPlayers, player_source
+    for var in ("PYGOMOKU_PLAYER", "PYGOMOKU_MODELS", "PYGOMOKU_HOME"):
+        monkeypatch.delenv(var, raising=False)
+    made = []
+
+    class Recording(DefaultPlayers):
+        def __call__(self, rule, width=15, height=None):
+            p = super().__call__(rule, width, height)
+            made.append((rule, width, height, p.evaluator.network.basename.name))
+            return p
+
+    script = "START 15\nSTART 20\nSTART 8\nRESTART\nSTART 8\nSTART 15\nINFO rule 1\nRECTSTART 8,8\n"
+    out = io.BytesIO()
+    brain = Brain(io.BytesIO(script.encode()), out, player_factory=Recording())
+    assert brain.run() == 0
+    assert out.getvalue().decode().split() == ["OK"] * 7
+    assert made == [(Rule.FREESTYLE, 15, 15, "freestyle15-4x32"),
+                    (Rule.FREESTYLE, 8, 8, "gomoku8-4x32"),
+                    (Rule.FREESTYLE, 15, 15, "freestyle15-4x32"),
+                    (Rule.STANDARD, 15, 15, "freestyle15-4x32")]   # index: "standard" before freestyle@8x8
+    assert player_source(brain.player).endswith("freestyle15-4x32")
+
+    # the brain's own default factory: the player's evaluator tells which file it came from
+    brain = Brain(io.BytesIO(b"START 8\n"), io.BytesIO())
+    assert brain.run() == 0
+    assert brain.player.evaluator.network.basename.name == "gomoku8-4x32"
+
+
+def test_rule_only_factories_still_work():
+    """A ``player_factory(rule)`` (the old form) is called with the rule only, once per rule."""
+    import io
+    from gomoku_ai.evaluator import HeuristicEvaluator
+    from gomoku_ai.player import Player
+    from protocol.brain import Brain
+    calls = []
+
+    def factory(rule):
+        calls.append(rule)
+        return Player(HeuristicEvaluator())
+    brain = Brain(io.BytesIO(b"START 15\nSTART 8\nINFO rule 4\nSTART 20\n"), io.BytesIO(), player_factory=factory)
+    assert brain.run() == 0
+    assert [r.value for r in calls] == ["freestyle", "renju"]
+
+
+def test_engine_model_option(engine, tmp_path):
+    """``engine.py --model NAME`` plays every size with that network (a shipped name is enough); a model
+    that names nothing is reported on stderr, exit status 2, before any command is read."""
+    log = tmp_path / "brain.log"
+    e = engine(args=("--model", "gomoku8-4x32", "--log", str(log)))
+    e.send("START 15")
+    assert e.reply(20) == "OK"
+    e.send(f"INFO timeout_turn {FAST_TURN}", "BEGIN")
+    e.move(20)
+    e.send("END")
+    assert e.wait_exit(10) == 0
+    text = log.read_text(encoding="utf-8")
+    assert "player for freestyle 15x15: Player" in text and "gomoku8-4x32" in text
+    assert "freestyle15-4x32" not in text
+    r = subprocess.run([*(ENGINE_CMD or [sys.executable, str(ROOT_ENGINE)]), "--model", "no-such-model"],
+                       input=b"START 15\n", capture_output=True, timeout=60, cwd=str(tmp_path))
+    assert r.returncode == 2 and r.stdout == b""
+    err = r.stderr.decode()
+    assert "no-such-model" in err and "no-such-model.json" in err and "gomoku8-4x32" in err
+
+
+ROOT_ENGINE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "engine.py")

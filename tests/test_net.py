@@ -447,3 +447,161 @@ def test_loading_imports_neither_torch_nor_onnx(exported):
                          timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["onnx", "False", "False"]
+
+
+# ------------------------------------------------------------------------- shipped models (index)
+def _models_folder(tmp_path, uw, index, models=None):
+    """A models folder (``PYGOMOKU_MODELS`` points at it) with small numpy-only models and ``index``
+    (a dict, or raw text for a malformed one). ``models``: {name: board_sizes}."""
+    from gomoku_ai.net import fold_batchnorm as fold
+    d = tmp_path / "models"
+    d.mkdir()
+    folded = fold(uw)
+    for name, sizes in (models or {}).items():
+        export_model(folded, {"name": name, "board_sizes": sizes, "notes": f"notes of {name}"},
+                     d / name, with_onnx=False)
+    (d / "index.json").write_text(index if isinstance(index, str) else json.dumps(index),
+                                  encoding="utf-8")
+    return d
+
+
+@pytest.fixture
+def models_env(monkeypatch, tmp_path, small_unfolded):
+    """``make(index, models)`` -> a models folder that :func:`gomoku_ai.shipped.models_dir` finds."""
+    def make(index, models=None):
+        d = _models_folder(tmp_path, small_unfolded, index, models)
+        monkeypatch.setenv("PYGOMOKU_MODELS", str(d))
+        return d
+    return make
+
+
+FIVE = {"m15": [[15, 15]], "m8": [[8, 8]], "renju": [[15, 15]], "renju20": [[20, 20]],
+        "std97": [[9, 7]]}
+
+
+def test_shipped_lookup_order_rule_at_size_then_rule_then_freestyle(models_env):
+    from gomoku_ai.rules import Rule
+    from gomoku_ai.shipped import default_model, index_keys, models_dir
+    d = models_env({"freestyle": "m15", "Freestyle@8x8": "m8", "renju": "renju", "renju@20x20": "renju20",
+                    "standard@9x7": "std97", "caro@8x8": "missing"}, FIVE)
+    assert models_dir() == d
+    assert index_keys(Rule.RENJU, 8) == ["renju@8x8", "renju", "freestyle@8x8", "freestyle"]
+
+    def pick(rule, w, h=None):
+        p = default_model(rule, w, h)
+        return None if p is None else p.relative_to(d).as_posix()
+    assert pick(Rule.FREESTYLE, 15) == "m15"
+    assert pick(Rule.FREESTYLE, 20) == "m15"          # no freestyle@20x20: the freestyle one
+    assert pick(Rule.FREESTYLE, 8) == "m8"            # keys are case-insensitive
+    assert pick(Rule.FREESTYLE, 8, 9) == "m15"        # 8x9 is not 8x8
+    assert pick(Rule.RENJU, 20) == "renju20"          # rule@WxH first
+    assert pick(Rule.RENJU, 15) == "renju"            # then the rule
+    assert pick(Rule.RENJU, 8) == "renju"             # the rule before freestyle@WxH
+    assert pick(Rule.STANDARD, 8) == "m8"             # no standard key: freestyle@WxH
+    assert pick(Rule.STANDARD, 9, 7) == "std97"
+    assert pick(Rule.STANDARD, 7, 9) == "m15"
+    assert pick(Rule.STANDARD, 15) == "m15"           # then freestyle
+    assert pick(Rule.CARO, 8) == "m8"                 # caro@8x8 names a missing model: skipped
+    assert default_model() == d / "m15"               # old call: freestyle, 15x15
+
+
+def test_shipped_old_style_index_with_rule_keys_only(models_env):
+    from gomoku_ai.rules import Rule
+    from gomoku_ai.shipped import default_model, load_player
+    d = models_env({"freestyle": "m15", "renju": "renju"}, FIVE)
+    assert default_model(Rule.FREESTYLE) == d / "m15"
+    assert default_model(Rule.FREESTYLE, 8) == d / "m15"
+    assert default_model(Rule.RENJU, 8) == d / "renju"
+    assert default_model(Rule.CARO, 20) == d / "m15"
+    p = load_player(None, Rule.RENJU)                 # the old positional call
+    assert p.evaluator.network.basename == d / "renju"
+
+
+@pytest.mark.parametrize("index", ["[1, 2", '["m15"]', '{"freestyle": 3, "freestyle@8x8": "../m8"}', "{}"])
+def test_shipped_malformed_index_falls_back_to_the_heuristic(models_env, index):
+    from gomoku_ai.evaluator import HeuristicEvaluator
+    from gomoku_ai.rules import Rule
+    from gomoku_ai.shipped import default_model, list_models, load_evaluator, load_player
+    models_env(index, FIVE)
+    assert default_model(Rule.FREESTYLE, 8) is None
+    assert isinstance(load_evaluator(None, Rule.FREESTYLE, width=8), HeuristicEvaluator)
+    assert load_player(None, Rule.RENJU, width=20).evaluator.name == "heuristic"
+    assert [m["name"] for m in list_models()] == sorted(FIVE)   # still listed, named by no key
+    assert all(m["index_keys"] == [] for m in list_models())
+
+
+def test_shipped_bad_entries_are_skipped_the_rest_is_used(models_env):
+    from gomoku_ai.rules import Rule
+    from gomoku_ai.shipped import default_model
+    d = models_env({"freestyle": ["m15"], "freestyle@8x8": "../m8", "renju": "renju"}, FIVE)
+    assert default_model(Rule.RENJU, 8) == d / "renju"
+    assert default_model(Rule.FREESTYLE, 8) is None
+
+
+def test_shipped_bare_names_paths_and_heuristic(models_env, tmp_path, monkeypatch):
+    from gomoku_ai.rules import Rule
+    from gomoku_ai.shipped import load_player, model_choice, resolve_model
+    d = models_env({"freestyle": "m15"}, FIVE)
+    monkeypatch.chdir(tmp_path)                       # "m8" is not a path from here
+    assert resolve_model("m8") == d / "m8"
+    assert resolve_model("m8.json") == d / "m8"
+    assert resolve_model(str(d / "m8.json")) == d / "m8"
+    assert resolve_model(d / "m8") == d / "m8"
+    assert resolve_model("models/m8") == Path("models/m8")   # a relative path (tmp_path/models)
+    assert model_choice("HEURISTIC") == "heuristic"
+    # an explicit model wins over the index, whatever the rule and size
+    p = load_player("m8", Rule.RENJU, width=15)
+    assert p.evaluator.network.basename == d / "m8"
+    p = load_player(str(d / "renju.json"), Rule.FREESTYLE, width=8)
+    assert p.evaluator.network.basename == d / "renju"
+    assert load_player("heuristic", Rule.FREESTYLE, width=8).evaluator.name == "heuristic"
+
+
+def test_shipped_missing_model_is_a_clear_error(models_env, tmp_path, monkeypatch):
+    from gomoku_ai.rules import Rule
+    from gomoku_ai.shipped import ModelNotFoundError, load_evaluator, load_player, resolve_model
+    d = models_env({"freestyle": "m15"}, FIVE)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ModelNotFoundError) as ei:
+        load_player("nope", Rule.FREESTYLE, width=8)
+    msg = str(ei.value)
+    assert "'nope'" in msg and "nope.json" in msg and str(d / "nope.json") in msg
+    assert "m15" in msg and "m8" in msg               # what there is instead
+    assert isinstance(ei.value, FileNotFoundError) and isinstance(ei.value, ValueError)
+    with pytest.raises(ModelNotFoundError, match="elsewhere"):
+        load_evaluator(str(tmp_path / "elsewhere" / "m8.json"))   # a path is not looked up by name
+    with pytest.raises(ModelNotFoundError):
+        resolve_model("")
+
+
+def test_shipped_list_models_and_factory_keys(models_env):
+    from gomoku_ai.rules import Rule
+    from gomoku_ai.shipped import PlayerFactory, format_models, list_models
+    d = models_env({"freestyle": "m15", "standard": "m15", "freestyle@8x8": "m8"}, FIVE)
+    ms = {m["name"]: m for m in list_models()}
+    assert sorted(ms) == sorted(FIVE)
+    assert ms["m8"]["board_sizes"] == [[8, 8]] and ms["m8"]["notes"] == "notes of m8"
+    assert ms["m15"]["index_keys"] == ["freestyle", "standard"] and ms["m8"]["index_keys"] == ["freestyle@8x8"]
+    assert ms["m8"]["path"] == d / "m8"
+    text = format_models()
+    assert "m8  (8x8)  [index: freestyle@8x8]  notes of m8" in text.splitlines()
+    f = PlayerFactory()
+    assert f.key(Rule.FREESTYLE, 15, 15) == f.key(Rule.FREESTYLE, 20, 20)   # one network: kept
+    assert f.key(Rule.FREESTYLE, 8, 8) != f.key(Rule.FREESTYLE, 15, 15)
+    assert f.key(Rule.STANDARD, 15, 15) != f.key(Rule.FREESTYLE, 15, 15)     # a new rule: a new player
+    assert f(Rule.FREESTYLE, 8, 8).evaluator.network.basename == d / "m8"
+    assert PlayerFactory("m8").key(Rule.FREESTYLE, 15, 15) == (Rule.FREESTYLE, str(d / "m8"))
+
+
+def test_shipped_repository_index_picks_the_8x8_network(monkeypatch):
+    from gomoku_ai.rules import Rule
+    from gomoku_ai.shipped import default_model, list_models, models_dir
+    for var in ("PYGOMOKU_MODELS", "PYGOMOKU_HOME"):
+        monkeypatch.delenv(var, raising=False)
+    assert models_dir() == ROOT / "models"
+    assert default_model(Rule.FREESTYLE, 8).name == "gomoku8-4x32"
+    assert default_model(Rule.FREESTYLE, 15).name == "freestyle15-4x32"
+    assert default_model(Rule.FREESTYLE, 20).name == "freestyle15-4x32"
+    assert default_model(Rule.RENJU, 15).name == "freestyle15-4x32"
+    sizes = {m["name"]: m["board_sizes"] for m in list_models()}
+    assert sizes["gomoku8-4x32"] == [[8, 8]] and sizes["freestyle15-4x32"] == [[15, 15]]

@@ -357,3 +357,54 @@ def test_gomoku_play_with_piped_input(tmp_path):
     assert (tmp_path / "end.svg").exists()
     bad = cli.build_parser().parse_args(["play", "--size", "3"])
     assert play.run(bad, inp=io.StringIO(""), out=io.StringIO()) == 2
+
+
+def _play(argv, inp="quit\n"):
+    from tools import cli, play
+    out = io.StringIO()
+    rc = play.run(cli.build_parser().parse_args(["play", *argv]), inp=io.StringIO(inp), out=out)
+    return rc, out.getvalue()
+
+
+@pytest.fixture
+def shipped_models(monkeypatch):
+    """The repository's models/ (not a folder from the environment)."""
+    for var in ("PYGOMOKU_MODELS", "PYGOMOKU_HOME"):
+        monkeypatch.delenv(var, raising=False)
+
+
+def test_gomoku_play_default_network_follows_the_board_size(shipped_models):
+    rc, text = _play(["--size", "8", "--visits", "5"])
+    assert rc == 0 and "Engine: gomoku8-4x32, 5 visits" in text
+    rc, text = _play(["--size", "15", "--visits", "5"])
+    assert rc == 0 and "Engine: freestyle15-4x32, 5 visits" in text
+    rc, text = _play(["--size", "8", "--rule", "renju", "--visits", "5"])   # index: renju -> the 15x15 one
+    assert rc == 0 and "Engine: freestyle15-4x32, 5 visits" in text
+
+
+def test_gomoku_play_model_by_shipped_name_and_missing_model(shipped_models, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    rc, text = _play(["--size", "15", "--model", "gomoku8-4x32", "--visits", "5"])
+    assert rc == 0 and "Engine: gomoku8-4x32, 5 visits" in text
+    rc, text = _play(["--size", "8", "--model", "no-such-model"])
+    assert rc == 2 and "no-such-model.json" in text and "not found" in text
+    rc, text = _play(["--list-models"])
+    assert rc == 0 and "gomoku8-4x32  (8x8)  [index: freestyle@8x8]" in text
+
+
+def test_new_game_on_another_size_switches_the_network(shipped_models):
+    from gomoku_ai.shipped import PlayerFactory
+    console = Console(file=io.StringIO(), record=True, width=80)
+    ui = TerminalUI(GameSession(15, 15, Rule.FREESTYLE, {BLACK}), PlayerFactory(), Limit(visits=5),
+                    console, None)
+
+    def net():
+        return ui.player.evaluator.network.basename.name
+    assert net() == "freestyle15-4x32"
+    p15 = ui.player
+    ui.cmd_new(["20"])
+    assert ui.player is p15                       # same network for 20x20: the player is kept
+    ui.cmd_new(["8"])
+    assert net() == "gomoku8-4x32" and "gomoku8-4x32" in ui.view.engine
+    ui.cmd_new(["15", "renju"])
+    assert net() == "freestyle15-4x32" and ui.player is not p15

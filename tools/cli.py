@@ -28,7 +28,11 @@ def build_parser() -> argparse.ArgumentParser:
                       help="your colour; 'none' watches engine vs engine, 'both' is human vs human")
     play.add_argument("--time", type=float, default=2.0, help="engine seconds per move")
     play.add_argument("--visits", type=int, default=None, help="engine visits per move")
-    play.add_argument("--model", default=None, help="model file (.json) or 'heuristic'")
+    play.add_argument("--model", default=None,
+                      help="a model path (.json or basename), a shipped model's name (see "
+                           "--list-models) or 'heuristic' (default: the shipped model for the rule "
+                           "and board size)")
+    play.add_argument("--list-models", action="store_true", help="list the shipped models and exit")
     play.add_argument("--max-moves", type=int, default=None, help="stop after this many moves")
     play.add_argument("--load", metavar="FILE", default=None,
                       help="review a game from a .sgf or .psq file (step through, ask for hints)")

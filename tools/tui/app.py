@@ -102,10 +102,12 @@ class PromptReader:
 
 # ============================================================================ the UI
 class TerminalUI:
-    """One terminal session of games. ``player_factory(rule)`` gives the engine for a rule (called
-    again when ``new`` or ``load`` changes it); ``limit`` is the engine's per-move budget."""
+    """One terminal session of games. ``player_factory(rule, width, height)`` (or
+    ``player_factory(rule)``) gives the engine for a rule and board size (called again when ``new`` or
+    ``load`` changes what it would give: its ``key(rule, width, height)`` when it has one, else the
+    rule, and the size for a factory that takes it); ``limit`` is the engine's per-move budget."""
 
-    def __init__(self, session: GameSession, player_factory: Callable[[Rule], Player],
+    def __init__(self, session: GameSession, player_factory: Callable[..., Player],
                  limit: Limit, console: Console, reader: Any = None, *,
                  no_color: bool = False, export_svg: Optional[str] = None,
                  engine_label: str = "", watch_delay_s: float = 0.0,
@@ -113,8 +115,10 @@ class TerminalUI:
         self.session = session
         self.model = model
         self.player_factory = player_factory
-        self.player = player_factory(session.rule)
-        self.player_rule = session.rule
+        from gomoku_ai.shipped import takes_size
+        self._factory_sized = takes_size(player_factory)
+        self.player_key = self._player_key()
+        self.player = self._make_player()
         self.limit = limit
         self.console = console
         self.theme = Theme.for_console(console, no_color)
@@ -312,10 +316,25 @@ class TerminalUI:
         return square_name(b, self.view.cursor)
 
     # ------------------------------------------------------------------ the engine
+    def _player_key(self) -> Any:
+        s = self.session
+        w, h = s.board.width, s.board.height
+        key_of = getattr(self.player_factory, "key", None)
+        if callable(key_of):
+            return key_of(s.rule, w, h)
+        return (s.rule, w, h) if self._factory_sized else s.rule
+
+    def _make_player(self) -> Player:
+        s = self.session
+        if self._factory_sized:
+            return self.player_factory(s.rule, s.board.width, s.board.height)
+        return self.player_factory(s.rule)
+
     def _ensure_player(self) -> None:
-        if self.player_rule is not self.session.rule:
-            self.player = self.player_factory(self.session.rule)
-            self.player_rule = self.session.rule
+        key = self._player_key()
+        if key != self.player_key:
+            self.player = self._make_player()
+            self.player_key = key
             self.view.engine = self._engine_text()
 
     def think(self, purpose: str) -> Optional[SearchInfo]:
@@ -818,19 +837,26 @@ def build_limit(time_s: Optional[float], visits: Optional[int]) -> Limit:
 def _model_label(model: Optional[str], player: Player, rule: Rule) -> str:
     """What plays: the model's file name, or the evaluator's name."""
     if player.evaluator.name == "network":
+        base = getattr(getattr(player.evaluator, "network", None), "basename", None)
+        if base is not None:
+            return base.name
         if model:
             return os.path.splitext(os.path.basename(str(model)))[0]
-        from gomoku_ai.shipped import default_model
-        path = default_model(rule)
-        return path.name if path is not None else "network"
+        return "network"
     return player.evaluator.name
 
 
 def run(args: Any, inp: Optional[TextIO] = None, out: Optional[TextIO] = None,
-        player_factory: Optional[Callable[[Rule], Player]] = None) -> int:
-    """``gomoku play``: build the session from the options and run the UI until quit."""
+        player_factory: Optional[Callable[..., Player]] = None) -> int:
+    """``gomoku play``: build the session from the options and run the UI until quit. Without
+    ``player_factory`` the engine is :class:`gomoku_ai.shipped.PlayerFactory` (``--model``, or the
+    shipped model for the rule and board size)."""
     inp = sys.stdin if inp is None else inp
     out = sys.stdout if out is None else out
+    if getattr(args, "list_models", False):
+        from gomoku_ai.shipped import format_models
+        print(format_models(), file=out)
+        return 0
     no_color = bool(getattr(args, "no_color", False))
     interactive = (inp is sys.stdin and out is sys.stdout and inp.isatty() and out.isatty())
     console = Console(file=out if not interactive else None, no_color=no_color or None,
@@ -845,10 +871,14 @@ def run(args: Any, inp: Optional[TextIO] = None, out: Optional[TextIO] = None,
               "both": {BLACK, WHITE}}[getattr(args, "color", "black") or "black"]
     model = getattr(args, "model", None)
     if player_factory is None:
-        from gomoku_ai.shipped import load_player
-
-        def player_factory(r: Rule) -> Player:
-            return load_player(model, r)
+        from gomoku_ai.shipped import ModelNotFoundError, PlayerFactory, model_choice
+        if model is not None:
+            try:
+                model_choice(model)
+            except ModelNotFoundError as e:
+                console.print(f"gomoku play: --model: {e}", markup=False)
+                return 2
+        player_factory = PlayerFactory(model)
     try:
         session = GameSession(w, h, rule, humans, getattr(args, "max_moves", None))
     except (ValueError, BoardSizeError) as e:
