@@ -213,3 +213,15 @@ def encode_positions(pos: Positions, idx: np.ndarray) -> np.ndarray:
     """Network input planes (len(idx), P, H, W) for the selected positions."""
     from ..net.encoding import encode_arrays
     return encode_arrays(pos.cells[idx], pos.stm[idx], pos.last[idx])
+
+
+def split_by_game(pos: Positions, fraction: float, seed: int) -> Tuple[np.ndarray, np.ndarray]:
+    """Indices (train, val): whole games go to validation, never single positions. The trainer's
+    split (``TrainConfig.val_fraction``, ``seed``), so a model can be scored later on exactly the
+    games it never trained on."""
+    games = np.unique(pos.game)
+    rng = np.random.default_rng(seed)
+    n_val = int(round(len(games) * fraction))
+    val_games = set(rng.choice(games, size=n_val, replace=False).tolist()) if n_val else set()
+    is_val = np.isin(pos.game, list(val_games))
+    return np.flatnonzero(~is_val), np.flatnonzero(is_val)

@@ -25,7 +25,7 @@ import torch
 import torch.nn.functional as F
 
 from ..net.weights import Arch, fold_batchnorm
-from .dataset import Positions, encode_positions
+from .dataset import Positions, encode_positions, split_by_game  # noqa: F401 (re-exported)
 from .model import PolicyValueNet, dihedral
 
 CHECKPOINT_VERSION = 1
@@ -153,16 +153,6 @@ def lr_at(step: int, cfg: TrainConfig) -> float:
         return cfg.lr * (step + 1) / cfg.warmup_steps
     t = min(1.0, (step - cfg.warmup_steps) / max(1, cfg.steps - cfg.warmup_steps))
     return cfg.lr_min + 0.5 * (cfg.lr - cfg.lr_min) * (1 + math.cos(math.pi * t))
-
-
-def split_by_game(pos: Positions, fraction: float, seed: int):
-    """Indices (train, val): whole games go to validation, never single positions."""
-    games = np.unique(pos.game)
-    rng = np.random.default_rng(seed)
-    n_val = int(round(len(games) * fraction))
-    val_games = set(rng.choice(games, size=n_val, replace=False).tolist()) if n_val else set()
-    is_val = np.isin(pos.game, list(val_games))
-    return np.flatnonzero(~is_val), np.flatnonzero(is_val)
 
 
 def save_checkpoint(path: Path, model: PolicyValueNet, opt: torch.optim.Optimizer, step: int,
