@@ -174,6 +174,15 @@ def test_analyze_shape(port):
     assert st == 200 and len(js["policy"]) == 15 and len(js["policy"][0]) == 20
 
 
+def test_the_shipped_model_is_chosen_by_board_size(port):
+    st, js, _ = call(port, "POST", "/analyze", {"moves": ["d4"], "size": 8})
+    assert st == 200 and js["model"]["name"] == "gomoku8-4x32"
+    st, js, _ = call(port, "POST", "/move", {"moves": ["d4"], "size": 8, "visits": 50})
+    assert st == 200 and js["model"]["name"] == "gomoku8-4x32"
+    st, js, _ = call(port, "POST", "/analyze", {"moves": ["h8"], "size": 15})
+    assert st == 200 and js["model"]["name"] == "freestyle15-4x32"
+
+
 # ------------------------------------------------------------------------------------- errors
 FULL_5x5 = [[1, 1, 1, 2, 1], [2, 2, 1, 1, 1], [1, 1, 2, 2, 2], [1, 2, 2, 1, 1], [2, 2, 2, 2, 1]]
 

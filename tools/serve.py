@@ -140,13 +140,31 @@ class Engine:
     """The shared, read-only part: one evaluator per rule. Each call builds its own Player."""
 
     def __init__(self, evaluators: Mapping[Rule, Evaluator], max_visits: int = 5000,
-                 max_time_ms: float = 10000.0) -> None:
+                 max_time_ms: float = 10000.0,
+                 sized: Optional[Callable[[Rule, int, int], Evaluator]] = None) -> None:
+        """``evaluators``: one per rule (freestyle required). ``sized(rule, width, height)``, when
+        given, picks the evaluator per rule *and board size* instead (the shipped models'
+        ``RULE@WxH`` index keys); its answers are cached per (rule, width, height)."""
         if Rule.FREESTYLE not in evaluators:
             raise ValueError("the engine needs at least a freestyle evaluator")
         self.evaluators = {r: evaluators.get(r, evaluators[Rule.FREESTYLE]) for r in Rule}
         self.models = {r: _model_info(ev) for r, ev in self.evaluators.items()}
         self.max_visits = max_visits
         self.max_time_ms = max_time_ms
+        self._sized = sized
+        self._by_size: Dict[Tuple[Rule, int, int], Tuple[Evaluator, Dict[str, Any]]] = {}
+        self._size_lock = threading.Lock()
+
+    def _pick(self, rule: Rule, width: int, height: int) -> Tuple[Evaluator, Dict[str, Any]]:
+        if self._sized is None:
+            return self.evaluators[rule], self.models[rule]
+        key = (rule, width, height)
+        with self._size_lock:
+            got = self._by_size.get(key)
+            if got is None:
+                ev = self._sized(rule, width, height)
+                got = self._by_size[key] = (ev, _model_info(ev))
+        return got
 
     @classmethod
     def load(cls, model: Optional[str] = None, max_visits: int = 5000,
@@ -158,15 +176,18 @@ class Engine:
             evs = {r: ev for r in Rule}
         else:
             evs = {r: load_evaluator(None, r) for r in Rule}  # networks are cached per file
+            return cls(evs, max_visits, max_time_ms,
+                       sized=lambda r, w, h: load_evaluator(None, r, width=w, height=h))
         return cls(evs, max_visits, max_time_ms)
 
-    def model_tag(self, rule: Rule) -> str:
-        m = self.models[rule]
+    def model_tag(self, rule: Rule, width: int = 15, height: Optional[int] = None) -> str:
+        m = self._pick(rule, width, width if height is None else height)[1]
         return f"{m['name']}@{m['version']}"
 
     def move(self, board: Board, limits: Limits, top: int) -> Dict[str, Any]:
         cfg = MCTSConfig(max_nodes=max(2000, self.max_visits + 64))
-        player = Player(self.evaluators[board.rule], config=cfg, seed=0, name=ENGINE_NAME,
+        player = Player(self._pick(board.rule, board.width, board.height)[0], config=cfg, seed=0,
+                        name=ENGINE_NAME,
                         reuse_tree=False)
         # soft == hard: the search (tactics included) ends by time_ms; never a ``stop`` event
         # (stopping before the tree's first simulation would leave no move).
@@ -203,11 +224,12 @@ class Engine:
                 "proven": info.proven, "candidates": cands[:top], "pv": _pv(board, pv),
                 "visits": info.visits, "elapsed_ms": round(info.elapsed_ms, 1),
                 "limits": limits.as_dict(), "side_to_move": color_name(board.side_to_move),
-                "rule": board.rule.value, "model": self.models[board.rule],
+                "rule": board.rule.value,
+                "model": self._pick(board.rule, board.width, board.height)[1],
                 "engine_version": __version__}
 
     def analyze(self, board: Board, top: int) -> Dict[str, Any]:
-        ev = self.evaluators[board.rule]
+        ev, info = self._pick(board.rule, board.width, board.height)
         logits, values = ev.evaluate([ev.prepare(board)], (board.height, board.width))
         legal = board.legal_mask().copy()
         forbidden = []
@@ -226,7 +248,7 @@ class Engine:
                         for m in order if legal[m]],
                 "forbidden": [board.move_name(m) for m in forbidden],
                 "side_to_move": color_name(board.side_to_move), "rule": board.rule.value,
-                "width": board.width, "height": board.height, "model": self.models[board.rule],
+                "width": board.width, "height": board.height, "model": info,
                 "engine_version": __version__}
 
 
@@ -554,7 +576,8 @@ class Handler(BaseHTTPRequestHandler):
         body = self._read_json()
         pos = parse_position(body, keys)
         self._summary_req = pos.summary()
-        self._model = self.server.engine.model_tag(pos.board.rule)
+        self._model = self.server.engine.model_tag(pos.board.rule, pos.board.width,
+                                                   pos.board.height)
         return body, pos
 
     def _move(self) -> None:
