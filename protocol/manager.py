@@ -21,6 +21,10 @@
   :class:`ForbiddenMove` (renju). Each carries ``termination`` (``"time"``, ``"crash"``, ``"protocol"``,
   ``"illegal"``, ``"forbidden"``) and a human-readable reason; the game is scored as a loss for the offender.
   After any of the first three the client is ``DEAD`` and :meth:`EngineClient.start` starts a fresh process.
+* **Dying with the parent** (``die_with_parent=True``, Linux): the engine gets ``SIGKILL`` when the thread that
+  started it ends (``prctl(PR_SET_PDEATHSIG)``), so that engines started by a worker process that is killed do
+  not outlive it. Only for callers that start engines from a thread that lives as long as they are used (the
+  main thread of a tournament worker).
 * **Threads.** One reader thread per pipe (stdout and stderr separately). Lines end at LF or CR; bytes that are
   not UTF-8 are logged and replaced, never fatal; an overlong line is cut at ``MAX_LINE_BYTES``. stderr lines
   are logged (``gomoku.manager`` logger) and the last ``stderr_keep`` are kept for crash reports.
@@ -41,6 +45,7 @@ import os
 import queue
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections import deque
@@ -169,6 +174,30 @@ def _descendants(pid: int) -> List[int]:
     return out
 
 
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent_fn() -> Optional[Callable[[], None]]:
+    """A ``preexec_fn`` that asks Linux to SIGKILL the child when the thread that started it ends (None off
+    Linux or without a usable libc). Resolved in the parent, so the child only makes the system call."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):  # pragma: no cover - no libc prctl
+        return None
+    parent = os.getpid()
+    sig = int(signal.SIGKILL)
+
+    def set_pdeathsig() -> None:
+        prctl(_PR_SET_PDEATHSIG, sig, 0, 0, 0)
+        if os.getppid() != parent:     # the parent died before the request took effect
+            os._exit(1)
+
+    return set_pdeathsig
+
+
 def kill_process_tree(proc: "subprocess.Popen[bytes]", wait_s: float = 2.0) -> Optional[int]:
     """SIGKILL the process, its process group and every descendant found; reap it. Returns the exit code
     (None if it could not be reaped within ``wait_s``)."""
@@ -250,7 +279,8 @@ class EngineClient:
     environment). ``tolerance_ms`` is added to every move budget; ``startup_timeout_ms`` bounds ABOUT and each
     START's OK; ``move_timeout_ms`` is the budget of a move when no time control limits it (a visit-limited
     engine must still answer some time). ``on_spawn(pid)`` / ``on_reap(pid)`` are called when a process is
-    started / gone (a parent process uses them to clean up after a killed worker).
+    started / gone (a parent process uses them to clean up after a killed worker). ``die_with_parent``: the
+    engine is killed by the kernel when the thread that started it ends (Linux; see the module docstring).
     """
 
     def __init__(self, cmd: Sequence[str], name: Optional[str] = None, cwd: Optional[str] = None,
@@ -258,7 +288,7 @@ class EngineClient:
                  startup_timeout_ms: float = 10000.0, move_timeout_ms: float = 300000.0,
                  quit_timeout_ms: float = 1000.0, stderr_keep: int = 200,
                  on_spawn: Optional[Callable[[int], None]] = None,
-                 on_reap: Optional[Callable[[int], None]] = None) -> None:
+                 on_reap: Optional[Callable[[int], None]] = None, die_with_parent: bool = False) -> None:
         if not cmd:
             raise ValueError("an engine needs a command")
         self.cmd = [str(c) for c in cmd]
@@ -271,6 +301,7 @@ class EngineClient:
         self.quit_timeout_ms = float(quit_timeout_ms)
         self.on_spawn = on_spawn
         self.on_reap = on_reap
+        self.die_with_parent = bool(die_with_parent)
         self.state = EngineState.STOPPED
         self.proc: Optional["subprocess.Popen[bytes]"] = None
         self.about: Dict[str, str] = {}
@@ -441,6 +472,9 @@ class EngineClient:
         kwargs: Dict[str, Any] = {}
         if os.name == "posix":
             kwargs["start_new_session"] = True
+            fn = _die_with_parent_fn() if self.die_with_parent else None
+            if fn is not None:
+                kwargs["preexec_fn"] = fn
         else:  # pragma: no cover
             kwargs["creationflags"] = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
         try:

@@ -8,6 +8,8 @@ Usage (players first, then options; ``python -m tools.tournament`` works the sam
     gomoku tournament cmd="python engine.py" name=ours heuristic:800 --tc 60/5+0.5 \\
         --openings /work/shared/data/openings/piskvork_openings.txt --transform --out runs/t/ext
     gomoku tournament heuristic:200 pure:400 --games 40 --out runs/t/hp --resume    # continue / extend a run
+    gomoku tournament model:models/m1.json:800 heuristic:800 --games 200 -j 64 --backend ray --address auto \
+        --out runs/t/cluster                                    # games as Ray tasks on a running cluster
 
 Player specs are documented in :mod:`tools.tournament_players`; the schedule in
 :mod:`tools.tournament_schedule`; the referee and time controls in :mod:`tools.tournament_game`; the results
@@ -22,7 +24,22 @@ Output folder (``--out``)::
     tournament.pgn    every finished game for BayesElo / Ordo (atomic; PGN White = our Black, the first
                       mover; see :mod:`tools.tournament_pgn`)
     games/            one record per game: 000012-<black>-vs-<white>.sgf (and/or .psq)
-    logs/             runner.log (main process), worker-N.log (with -j > 1): engine stderr, warnings
+    logs/             runner.log (main process), worker-N.log (one per pool worker on this machine): engine
+                      stderr, warnings
+
+Each line of ``results.jsonl`` is the referee's record (:func:`tools.tournament_game.play_game`) plus
+``black_net`` / ``white_net`` (the network version ``name@sha12`` that played that side, for ``model:``
+players; else null) and ``worker`` (which worker played it: ``inline``, ``local-3``, ``ray-2@10.0.0.5:4242``).
+Runs on different backends or worker counts differ only in ``worker`` and the timing fields.
+
+Workers (``-j N``, ``--backend``): with ``-j 1`` and the local backend the games are played in this process;
+otherwise by N workers of a :mod:`gomoku_ai.workers` pool, one task per game: local processes (``--backend
+local``, the default) or Ray actors (``--backend ray``; ``--address HOST:PORT`` of a cluster's head, ``auto``
+for the cluster running on this machine, none for a private instance on this machine). Each worker loads its
+players once and keeps them (networks, engine processes). A worker that dies or overruns the game's wall limit
+loses that game only: it is played again on a fresh worker once, else recorded as not played (no result line;
+``--resume`` plays it). With Ray on several machines, the package and every engine command must exist on every
+machine; ``model:`` networks are shipped to the workers by value (their files need only exist here).
 
 Resume: rerun the same command with the same ``--out`` and ``--resume``. Without ``--resume`` an existing,
 non-empty output folder is refused ("use --resume to continue, or choose a new folder"), so that a finished or
@@ -41,8 +58,8 @@ plain lines, and the standings every ``--report-every`` games. The full text sum
 
 Never hang: every wait has a deadline (engine replies: budget + tolerance; start-up and START: the start-up
 timeout; moves without a time limit: the move timeout; in-process searches: the same deadlines, in a helper
-thread; worker processes: a per-pair wall limit, after which the worker and its engines are killed and the
-pair is replayed once).
+thread; workers: a per-game wall limit, after which the worker and its engines are killed and the game is
+replayed once).
 """
 from __future__ import annotations
 
@@ -56,11 +73,11 @@ import signal
 import sys
 import threading
 import time
-from collections import deque
-from typing import Any, Deque, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from gomoku_ai.records import GameRecord, GameResult, atomic_write_text, save_record
 from gomoku_ai.rules import BLACK, WHITE, Rule, Termination
+from gomoku_ai.workers import BACKENDS, WorkerError
 
 from .tournament_game import GameSpec, TimeControl, game_wall_limit_s
 from .tournament_pgn import write_pgn
@@ -126,7 +143,12 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--startup-timeout", type=float, default=10.0,
                    help="seconds for an engine to answer ABOUT and each START (default 10)")
     p.add_argument("-j", "--concurrency", type=int, default=None,
-                   help="games at a time (default: CPUs / 2, one core per engine)")
+                   help="games at a time, i.e. workers (default: CPUs / 2, one core per engine)")
+    p.add_argument("--backend", default="local", choices=BACKENDS,
+                   help="where workers run: local processes (default) or Ray actors (pip install '.[distributed]')")
+    p.add_argument("--address", default=None,
+                   help="with --backend ray: HOST:PORT of the cluster's head, or auto for the cluster running "
+                        "here (default: a private Ray instance on this machine)")
     p.add_argument("--seed", type=int, default=None, help="schedule seed (default: random, recorded)")
     p.add_argument("--sprt", action="store_true", help="two-player SPRT: stop when decided")
     p.add_argument("--elo0", type=float, default=0.0)
@@ -208,6 +230,12 @@ def build_config(args: argparse.Namespace) -> Dict[str, Any]:
     conc = args.concurrency if args.concurrency is not None else default_concurrency()
     if conc < 1:
         raise TournamentError("-j must be at least 1")
+    backend = getattr(args, "backend", "local") or "local"
+    address = getattr(args, "address", None)
+    if backend not in BACKENDS:
+        raise TournamentError(f"--backend is one of {', '.join(BACKENDS)}")
+    if address and backend != "ray":
+        raise TournamentError("--address is for --backend ray")
     return {
         "version": CONFIG_VERSION, "player_files": player_files(specs),
         "players": groups, "names": names, "format": fmt, "games": games,
@@ -216,7 +244,7 @@ def build_config(args: argparse.Namespace) -> Dict[str, Any]:
         "tc": str(tc), "visits": args.visits, "draw_after": args.draw_after,
         "tolerance_ms": float(args.tolerance), "move_timeout_ms": float(args.move_timeout) * 1000.0,
         "startup_timeout_ms": float(args.startup_timeout) * 1000.0,
-        "seed": args.seed, "concurrency": conc, "records": records,
+        "seed": args.seed, "concurrency": conc, "backend": backend, "address": address, "records": records,
         "sprt": ({"elo0": args.elo0, "elo1": args.elo1, "alpha": args.alpha, "beta": args.beta,
                   "model": args.sprt_model} if args.sprt else None),
         "prior": float(args.prior), "anchor": anchor, "anchor_elo": anchor_elo,
@@ -309,6 +337,7 @@ class Runner:
         self._summary_cache: Optional[Tuple[int, Dict[str, Any]]] = None
         self.abandoned: List[int] = []
         self.warnings: List[str] = []
+        self.pool: Any = None   # the worker pool while games are played on one (tests kill its workers)
 
     def echo(self, text: str) -> None:
         if self.live is not None:
@@ -554,10 +583,14 @@ class Runner:
                 self.live = live
                 self.update_live()
             if jobs:
-                if conc == 1:
+                if conc == 1 and (c.get("backend") or "local") == "local":
                     self._run_inline(jobs)
                 else:
                     self._run_pool(jobs, conc)
+        except (TournamentError, WorkerError) as e:
+            sys.stderr.write(f"gomoku tournament: {e}\n")
+            log.error("%s", e)
+            code = 2
         except KeyboardInterrupt:
             self.stop_reason = "interrupted"
             self.echo("Interrupted: finished games are saved; rerun the same command with --resume to continue.")
@@ -606,7 +639,9 @@ class Runner:
         try:
             for pair, games in jobs:
                 for g in games:
-                    self.record(runner.play(g))
+                    res = runner.play(g)
+                    res["worker"] = "inline"
+                    self.record(res)
                 complete = self._pair_complete(pair)
                 self.maybe_report(complete)
                 if complete and self._check_sprt():
@@ -614,175 +649,75 @@ class Runner:
         finally:
             runner.close()
 
-    def _job_limit_s(self, games: List[GameSpec]) -> float:
+    def _game_limit_s(self, g: GameSpec) -> float:
+        """The wall limit of one game on a worker (its attempt is lost past it)."""
         from .tournament_worker import game_config, player_specs, player_tc
-        cfg = game_config(self.config)
         specs = player_specs(self.config)
-        total = 0.0
-        for g in games:
-            tcs = (player_tc(self.config, specs[g.black]), player_tc(self.config, specs[g.white]))
-            total += game_wall_limit_s(cfg, tcs, len(g.opening), self.config["startup_timeout_ms"] / 1000.0)
-        return total + 30.0
+        tcs = (player_tc(self.config, specs[g.black]), player_tc(self.config, specs[g.white]))
+        return game_wall_limit_s(game_config(self.config), tcs, len(g.opening),
+                                 self.config["startup_timeout_ms"] / 1000.0) + 30.0
+
+    def _shipped_models(self) -> Dict[int, Any]:
+        """Player index -> :class:`~gomoku_ai.workers.ModelRef` of every ``model:`` player whose files can be
+        read here (shipped to Ray workers by value, so other machines need no copy)."""
+        from gomoku_ai.shipped import resolve_model
+        from gomoku_ai.workers import ModelRef
+        from .tournament_worker import player_specs
+        out: Dict[int, Any] = {}
+        for i, sp in enumerate(player_specs(self.config)):
+            if sp.kind != "model" or not sp.model:
+                continue
+            try:
+                out[i] = ModelRef.from_path(resolve_model(sp.model))
+            except Exception as e:  # noqa: BLE001 - a folder or a missing model: the workers load the path
+                self._warn(f"{sp.name}: the model is not shipped to the workers ({e}); each worker loads "
+                           f"{sp.model} from its own disk")
+        return out
 
     def _run_pool(self, jobs: List[Tuple[int, List[GameSpec]]], conc: int) -> None:
-        import multiprocessing as mp
-        from multiprocessing.connection import wait as mp_wait
-        from .tournament_worker import worker_main
-        ctx = mp.get_context("spawn")
-        pending: Deque[Tuple[int, List[GameSpec]]] = deque(jobs)
-        attempts: Dict[int, int] = {}
-        workers: Dict[int, Dict[str, Any]] = {}
-        next_id = [0]
+        """Play the games of ``jobs`` on a worker pool (``config["backend"]``), one task per game; results are
+        recorded here as they come (in finishing order), exactly as the inline path records them."""
+        from gomoku_ai.workers import Task, WorkerSpec, make_pool
+        c = self.config
+        backend = c.get("backend") or "local"
+        kwargs: Dict[str, Any] = {"config": c, "log_dir": os.path.join(self.out, "logs")}
+        if backend == "ray":
+            models = self._shipped_models()
+            if models:
+                kwargs["models"] = models
+        spec = WorkerSpec("tools.tournament_worker:TournamentWorker", kwargs, threads=1)
+        pool = make_pool(spec, conc, backend=backend, address=c.get("address"), max_attempts=2)
+        log.info("workers: %s", pool.describe())
 
-        def start_worker() -> None:
-            wid = next_id[0]
-            next_id[0] += 1
-            parent, child = ctx.Pipe()
-            proc = ctx.Process(target=worker_main, name=f"tournament-worker-{wid}", daemon=True,
-                               args=(child, self.config, wid,
-                                     os.path.join(self.out, "logs", f"worker-{wid}.log")))
-            proc.start()
-            child.close()
-            workers[wid] = {"proc": proc, "conn": parent, "job": None, "deadline": None, "pids": set()}
+        def tasks() -> Iterator[Task]:
+            for _, games in jobs:
+                for g in games:
+                    yield Task(g.game, g.to_dict(), limit_s=self._game_limit_s(g))
 
-        def kill_worker(wid: int, why: str) -> None:
-            w = workers.pop(wid)
-            log.error("worker %d: %s", wid, why)
-            try:
-                w["proc"].kill()
-            except Exception:  # noqa: BLE001
-                pass
-            w["proc"].join(timeout=5)
-            for pid in list(w["pids"]):
-                _kill_group(pid)
-            try:
-                w["conn"].close()
-            except OSError:
-                pass
-            job = w["job"]
-            if job is not None:
-                pair, games = job
-                left = [g for g in games if g.game not in self.done]
-                attempts[pair] = attempts.get(pair, 0) + 1
-                if left and attempts[pair] <= 1 and self.stop_reason is None:
-                    self._warn(f"worker {wid} {why}; pair {pair} is played again")
-                    pending.appendleft((pair, left))
-                elif left:
-                    self.abandoned.extend(g.game for g in left)
-                    self._warn(f"worker {wid} {why}; pair {pair} abandoned (games {[g.game for g in left]} "
-                               "are not scored; rerun to retry them)")
-
-        def handle(wid: int, msg: Tuple[Any, ...]) -> None:
-            w = workers[wid]
-            kind = msg[0]
-            if kind == "spawn":
-                w["pids"].add(msg[1])
-            elif kind == "reap":
-                w["pids"].discard(msg[1])
-            elif kind == "game":
-                res = msg[1]
-                if res["game"] not in self.done:
-                    self.record(res)
-            elif kind == "done":
-                pair = msg[1]
-                w["job"] = None
-                w["deadline"] = None
-                complete = self._pair_complete(pair)
+        self.pool = pool
+        try:
+            for r in pool.run(tasks(), stop=lambda: self.stop_reason is not None):
+                if r.kind == "error":
+                    raise RuntimeError(f"game {r.key} failed on worker {r.worker}:\n{r.error}")
+                if r.kind == "lost":
+                    self.abandoned.append(int(r.key))
+                    self._warn(f"game {r.key} was not played: {r.error}; it is not scored (rerun with --resume "
+                               "to play it)")
+                    continue
+                res = dict(r.value)
+                res["worker"] = r.worker
+                if r.attempts > 1:
+                    self._warn(f"game {r.key}: played again on {r.worker} after its worker was lost")
+                if res["game"] in self.done:
+                    continue
+                self.record(res)
+                complete = self._pair_complete(res["pair"])
                 self.maybe_report(complete)
                 if complete:
                     self._check_sprt()
-            elif kind == "error":
-                raise RuntimeError(f"worker {wid} failed on pair {msg[1]}:\n{msg[2]}")
-
-        try:
-            for _ in range(min(conc, len(pending))):
-                start_worker()
-            while True:
-                if self.stop_reason is not None:
-                    pending.clear()
-                for wid, w in list(workers.items()):
-                    if w["job"] is None:
-                        if pending:
-                            job = pending.popleft()
-                            w["job"] = job
-                            w["deadline"] = time.monotonic() + self._job_limit_s(job[1])
-                            try:
-                                w["conn"].send((job[0], [g.to_dict() for g in job[1]]))
-                            except (OSError, BrokenPipeError):
-                                kill_worker(wid, "could not be given a job")
-                busy = {wid: w for wid, w in workers.items() if w["job"] is not None}
-                if not busy:
-                    if not pending:
-                        break
-                    if len(workers) < conc:
-                        start_worker()
-                    continue
-                conns = {w["conn"]: wid for wid, w in busy.items()}
-                sentinels = {w["proc"].sentinel: wid for wid, w in busy.items()}
-                ready = mp_wait(list(conns) + list(sentinels), timeout=1.0)
-                for obj in ready:
-                    if obj in conns:
-                        wid = conns[obj]
-                        if wid not in workers:
-                            continue
-                        try:
-                            while workers[wid]["conn"].poll():
-                                handle(wid, workers[wid]["conn"].recv())
-                        except (EOFError, OSError):
-                            kill_worker(wid, "closed its pipe")
-                for obj in ready:
-                    if obj in sentinels:
-                        wid = sentinels[obj]
-                        if wid in workers and workers[wid]["job"] is not None:
-                            try:
-                                while workers[wid]["conn"].poll():
-                                    handle(wid, workers[wid]["conn"].recv())
-                            except (EOFError, OSError):
-                                pass
-                            if wid in workers and workers[wid]["job"] is not None:
-                                kill_worker(wid, f"died (exit code {workers[wid]['proc'].exitcode})")
-                now = time.monotonic()
-                for wid, w in list(workers.items()):
-                    if w["job"] is not None and w["deadline"] is not None and now > w["deadline"]:
-                        kill_worker(wid, "exceeded the wall-time limit of its pair")
-                while len(workers) < min(conc, len(pending) + sum(1 for w in workers.values() if w["job"])):
-                    start_worker()
-        except BaseException:
-            # interrupted (or a runner bug): in-flight games are not scored; stop everything now
-            for wid, w in list(workers.items()):
-                try:
-                    w["proc"].kill()
-                except Exception:  # noqa: BLE001
-                    pass
-            raise
         finally:
-            for wid, w in list(workers.items()):
-                try:
-                    w["conn"].send(None)
-                except (OSError, BrokenPipeError):
-                    pass
-            end = time.monotonic() + 5.0
-            for wid, w in list(workers.items()):
-                w["proc"].join(timeout=max(0.1, end - time.monotonic()))
-                if w["proc"].is_alive():
-                    w["proc"].kill()
-                    w["proc"].join(timeout=2)
-                for pid in list(w["pids"]):
-                    _kill_group(pid)
-                try:
-                    w["conn"].close()
-                except OSError:
-                    pass
-
-
-def _kill_group(pid: int) -> None:
-    """Kill an engine's process group (engines run in their own session: pgid == pid)."""
-    if os.name != "posix":  # pragma: no cover
-        return
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError, OSError):
-        pass
+            self.pool = None
+            pool.close()
 
 
 # ------------------------------------------------------------------------------------------ entry points

@@ -331,15 +331,27 @@ def _evaluator(spec: PlayerSpec, rule: Rule, seed: int) -> Any:
     raise ValueError(spec.kind)
 
 
+def _network_version(ev: Any, path: Optional[str]) -> str:
+    """``name@sha12`` of the network an evaluator loaded (from the file it was read from)."""
+    from gomoku_ai.workers import model_version
+    loaded = getattr(getattr(ev, "network", None), "basename", None) or path
+    try:
+        return model_version(str(loaded))
+    except (OSError, ValueError):
+        return f"{os.path.splitext(os.path.basename(str(path or loaded)))[0]}@unknown"
+
+
 class InProcessPlayer(GamePlayer):
     """A :class:`gomoku_ai.player.Player` (or :class:`RandomMover`) in this process. Each move runs in a helper
     thread that the referee waits for with a deadline (budget + tolerance), so a stuck search loses on time
-    instead of hanging the run; the search object is then thrown away."""
+    instead of hanging the run; the search object is then thrown away. ``version``: for a ``model:`` player,
+    the network version it loaded (``name@sha12``, :func:`gomoku_ai.workers.model_version`), else None."""
 
     def __init__(self, spec: PlayerSpec, default_visits: Optional[int] = None) -> None:
         self.spec = spec
         self.name = spec.name
         self.default_visits = default_visits
+        self.version: Optional[str] = None
         self._ev: Any = None
         self._player: Any = None
         self._cfg: Optional[GameConfig] = None
@@ -363,6 +375,8 @@ class InProcessPlayer(GamePlayer):
         try:
             if self._ev is None or self.spec.kind == "pure":
                 self._ev = _evaluator(self.spec, cfg.rule, seed)
+                if self.spec.kind == "model":
+                    self.version = _network_version(self._ev, self.spec.model)
             from gomoku_ai.player import Player
             self._player = Player(self._ev, seed=seed, use_vcf=KINDS[self.spec.kind][2], name=self.name)
         except Exception as e:  # noqa: BLE001 - e.g. a model file that cannot be loaded
@@ -449,7 +463,7 @@ class ExternalPlayer(GamePlayer):
                  tolerance_ms: float = 1000.0, startup_timeout_ms: float = 10000.0,
                  move_timeout_ms: float = 300000.0,
                  on_spawn: Optional[Callable[[int], None]] = None,
-                 on_reap: Optional[Callable[[int], None]] = None) -> None:
+                 on_reap: Optional[Callable[[int], None]] = None, die_with_parent: bool = False) -> None:
         self.spec = spec
         self.name = spec.name
         self.default_visits = default_visits
@@ -457,7 +471,8 @@ class ExternalPlayer(GamePlayer):
         env.update(spec.env)
         self.client = EngineClient(spec.cmd or [], name=spec.name, cwd=spec.cwd, env=env,
                                    tolerance_ms=tolerance_ms, startup_timeout_ms=startup_timeout_ms,
-                                   move_timeout_ms=move_timeout_ms, on_spawn=on_spawn, on_reap=on_reap)
+                                   move_timeout_ms=move_timeout_ms, on_spawn=on_spawn, on_reap=on_reap,
+                                   die_with_parent=die_with_parent)
         self.client.board_always = spec.board_always
 
     def infos(self, cfg: GameConfig, tc: TimeControl) -> List[Tuple[str, Any]]:
@@ -504,8 +519,10 @@ class ExternalPlayer(GamePlayer):
 def make_player(spec: PlayerSpec, default_visits: Optional[int] = None, tolerance_ms: float = 1000.0,
                 startup_timeout_ms: float = 10000.0, move_timeout_ms: float = 300000.0,
                 on_spawn: Optional[Callable[[int], None]] = None,
-                on_reap: Optional[Callable[[int], None]] = None) -> GamePlayer:
+                on_reap: Optional[Callable[[int], None]] = None, die_with_parent: bool = False) -> GamePlayer:
+    """The adapter for ``spec``. ``die_with_parent``: external engines are killed with the thread that starts
+    them (a worker process; see :class:`protocol.manager.EngineClient`)."""
     if spec.external:
         return ExternalPlayer(spec, default_visits, tolerance_ms, startup_timeout_ms, move_timeout_ms,
-                              on_spawn, on_reap)
+                              on_spawn, on_reap, die_with_parent)
     return InProcessPlayer(spec, default_visits)

@@ -55,6 +55,25 @@ def _loopback_only(enabled: bool) -> Iterator[None]:
             os.environ[var] = old_env
 
 
+def init_ray(address: Optional[str] = None, num_cpus: Optional[int] = None) -> Any:
+    """Start a private Ray instance on this machine (``address`` None: 127.0.0.1 only, no
+    dashboard, ``num_cpus`` CPUs) or join a cluster (``"auto"`` or ``"HOST:PORT"``); returns the
+    ``ray`` module. Raises :class:`WorkerError` when Ray is missing or the cluster unreachable."""
+    ray = _import_ray()
+    kw: Dict[str, Any] = dict(include_dashboard=False, log_to_driver=False, configure_logging=False)
+    if address is None:
+        if num_cpus is not None:
+            kw["num_cpus"] = int(num_cpus)
+    else:
+        kw["address"] = address
+    try:
+        with _loopback_only(address is None):
+            ray.init(**kw)
+    except Exception as e:  # noqa: BLE001 - ConnectionError, RuntimeError, ...
+        raise WorkerError(f"could not start or join Ray (address={address!r}): {e}") from e
+    return ray
+
+
 class _Host:
     """The actor class: holds one worker."""
 
@@ -107,18 +126,8 @@ class RayPool(Pool):
         ray = self._ray = _import_ray()
         self._own_ray = False
         if not ray.is_initialized():
-            kw: Dict[str, Any] = dict(include_dashboard=False, log_to_driver=False,
-                                      configure_logging=False)
-            if address is None:
-                kw["num_cpus"] = (num_cpus if num_cpus is not None
-                                  else max(1, int(round(workers * spec.num_cpus))))
-            else:
-                kw["address"] = address
-            try:
-                with _loopback_only(address is None):
-                    ray.init(**kw)
-            except Exception as e:  # noqa: BLE001 - ConnectionError, RuntimeError, ...
-                raise WorkerError(f"could not start or join Ray (address={address!r}): {e}") from e
+            init_ray(address, num_cpus if num_cpus is not None
+                     else max(1, int(round(workers * spec.num_cpus))))
             self._own_ray = True
         self.address = address
         self._actor_cls = ray.remote(_Host).options(
