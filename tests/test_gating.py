@@ -128,3 +128,59 @@ def test_network_models_from_files(tmp_path: Path) -> None:
     assert r["games"] == 4 and r["decision"] in ("accept", "reject", "inconclusive")
     assert r["candidate"].endswith("net1") and r["best"].endswith("net2")
     json.dumps(r)   # serialisable
+
+
+def _nets(tmp_path: Path):
+    bases = []
+    for s in (1, 2):
+        w = fold_batchnorm(random_model(blocks=2, channels=8, head_channels=8, value_fc=16, seed=s))
+        export_model(w, {"name": f"net{s}", "board_sizes": [[7, 7]]}, tmp_path / f"net{s}")
+        bases.append(tmp_path / f"net{s}")
+    return bases
+
+
+SAME = ("decision", "games", "pairs", "wins", "draws", "losses", "pentanomial", "llr", "elo",
+        "ends", "black_wins", "white_wins", "candidate", "best", "candidate_version",
+        "best_version")
+
+
+def test_gate_on_a_pool_decides_as_the_sequential_gate(tmp_path: Path) -> None:
+    """Pairs in parallel on two workers; the SPRT takes them in pair order, so decision, counts
+    and LLR equal the sequential gate's, and pairs finished beyond the decision are discarded."""
+    from gomoku_ai.training.gating import gate_spec
+    from gomoku_ai.workers import make_pool, model_version
+    kw = dict(max_games=40, elo1=200, seed=3, visits=16, **SMALL)
+    seq = run_gate("heuristic", "uniform", **kw)
+    assert seq["decision"] == "accept" and seq["pairs"] < 20
+    net1, net2 = _nets(tmp_path)
+    kw_nets = dict(max_games=12, visits=8, seed=2, **SMALL)
+    seq_nets = run_gate(net1, net2, **kw_nets)
+    with make_pool(gate_spec(), 2) as pool:
+        par = run_gate("heuristic", "uniform", pool=pool, **kw)
+        j = tmp_path / "pairs.jsonl"
+        par_nets = run_gate(net1, net2, pool=pool, journal=j, **kw_nets)
+        again = run_gate(net1, net2, pool=pool, journal=j, **kw_nets)   # resume: all journaled
+    for k in SAME:
+        assert par[k] == seq[k], k
+        assert par_nets[k] == seq_nets[k], k
+        assert again[k] == seq_nets[k], k
+    assert par["where"]["backend"] == "local" and par["lost_pairs"] == []
+    assert 0 <= par["discarded_pairs"] <= 20 - par["pairs"]   # finished beyond the decision
+    assert seq_nets["candidate_version"] == model_version(net1) != seq_nets["best_version"]
+    lines = [json.loads(x) for x in j.read_text().splitlines()]
+    assert sorted(x["pair"] for x in lines) == list(range(6))
+    assert all(x["candidate_version"] == model_version(net1) and
+               x["best_version"] == model_version(net2) and x["worker"].startswith("local-")
+               for x in lines)
+    # a journal of other networks is not taken: the swapped gate replays every pair
+    swapped = run_gate(net2, net1, journal=j, **kw_nets)
+    assert swapped["candidate_version"] == model_version(net2)
+    assert len(j.read_text().splitlines()) == 6 + swapped["pairs"]
+
+
+def test_gate_on_a_pool_refuses_player_objects() -> None:
+    import pytest
+    with pytest.raises(ValueError, match="model path"):
+        run_gate(strong(), "uniform", workers=2, max_games=4, **SMALL)
+    with pytest.raises(ValueError, match="at least one worker"):
+        run_gate("heuristic", "uniform", backend="ray", max_games=4, **SMALL)

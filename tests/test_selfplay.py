@@ -1,5 +1,7 @@
 """Self-play: valid shards and SGF, determinism (also across worker processes), resume, noise,
-resignation and its false-resign measurement; and the AlphaZero loop end to end (with resume).
+resignation and its false-resign measurement, network versions and workers in the records, a
+caller's pool kept across calls, lost batches; and the AlphaZero loop end to end (with resume, and
+on a worker pool that gets each promoted network).
 
 Everything runs on 7x7 boards, four in a row, with a random 2x8 network and a handful of visits.
 """
@@ -7,7 +9,9 @@ from __future__ import annotations
 
 import filecmp
 import json
+import os
 import re
+import signal
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +25,8 @@ from gomoku_ai.records import read_sgf_games
 from gomoku_ai.rules import BLACK, WHITE, Termination
 from gomoku_ai.training.dataset import load_shard
 from gomoku_ai.training.selfplay import (ResignTracker, SelfPlayMCTS, is_false_resignation,
-                                         read_jsonl, run_selfplay)
+                                         read_jsonl, run_selfplay, selfplay_spec)
+from gomoku_ai.workers import ModelRef, make_pool
 
 TINY = dict(blocks=2, channels=8, head_channels=8, value_fc=16)
 SP = dict(board_size=7, n=4, visits_full=16, visits_fast=4, p_full=0.5, games_per_shard=2)
@@ -40,6 +45,24 @@ def played(tiny_model, tmp_path_factory):
     out = tmp_path_factory.mktemp("sp")
     stats = run_selfplay(tiny_model, out, games=4, workers=0, seed=3, **SP)
     return out, stats
+
+
+def sgf_without_worker(path: Path) -> str:
+    """An SGF collection's text without the ``PC[...]`` (worker) properties: the only part of a
+    batch's files that depends on where it was played."""
+    text = path.read_text(encoding="utf-8")
+    assert text.count("PC[") == text.count("(;"), "every game names its worker"
+    return re.sub(r"PC\[[^\]]*\]", "", text)
+
+
+def assert_same_batches(a: Path, b: Path, names) -> None:
+    """Shards equal array for array, SGF equal apart from the worker names."""
+    for name in names:
+        x, y = load_shard(a / f"{name}.npz"), load_shard(b / f"{name}.npz")
+        for f in ("cells", "stm", "last", "move", "pi", "z", "zw", "game"):
+            assert np.array_equal(getattr(x, f), getattr(y, f)), (name, f)
+        assert sgf_without_worker(a / "sgf" / f"{name}.sgf") == \
+            sgf_without_worker(b / "sgf" / f"{name}.sgf"), name
 
 
 def _games_of(out: Path):
@@ -106,12 +129,8 @@ def test_deterministic_across_workers_and_resumes(played, tiny_model, tmp_path) 
     assert stats["played_batches"] == 2
     lines = read_jsonl(other / "selfplay.jsonl")
     assert all(ln["torch_loaded"] is False for ln in lines), "self-play workers imported torch"
-    for name in ("sp-00000", "sp-00001"):
-        a, b = load_shard(out / f"{name}.npz"), load_shard(other / f"{name}.npz")
-        for f in ("cells", "stm", "last", "move", "pi", "z", "zw", "game"):
-            assert np.array_equal(getattr(a, f), getattr(b, f)), f
-        assert filecmp.cmp(out / "sgf" / f"{name}.sgf", other / "sgf" / f"{name}.sgf",
-                           shallow=False)
+    assert {ln["worker"].split("-")[0] for ln in lines} == {"local"}
+    assert_same_batches(out, other, ("sp-00000", "sp-00001"))
     # resume: nothing is played again
     mtimes = {p.name: p.stat().st_mtime_ns for p in other.glob("*.npz")}
     again = run_selfplay(tiny_model, other, games=4, workers=0, seed=3, **SP)
@@ -122,6 +141,88 @@ def test_deterministic_across_workers_and_resumes(played, tiny_model, tmp_path) 
     assert third["games"] == 2
     assert not filecmp.cmp(out / "sgf" / "sp-00000.sgf", tmp_path / "s4" / "sgf" / "sp-00000.sgf",
                            shallow=False)
+
+
+def test_records_name_the_network_version_and_the_worker(played, tiny_model) -> None:
+    out, stats = played
+    version = ModelRef.from_path(tiny_model).version
+    assert version.startswith("tiny@") and stats["model_versions"] == [version]
+    for ln in read_jsonl(out / "selfplay.jsonl"):
+        assert ln["model_version"] == version and ln["worker"] == "in-process"
+        assert ln["attempts"] == 1 and ln["model"] == str(tiny_model)
+    for _, recs in _games_of(out):
+        for rec in recs:
+            assert f"model_version={version}" in rec.metadata["sgf"]["GC"][0]
+            assert rec.metadata["sgf"]["PC"] == ["in-process"]
+            assert rec.black == rec.white == "tiny"
+
+
+def test_a_callers_pool_outlives_the_call_and_gets_new_versions(played, tiny_model,
+                                                                tmp_path) -> None:
+    """The loop's use: one pool, several calls; a new network reaches the same workers as a new
+    version in the tasks, and the output equals the in-process run's."""
+    out, _ = played
+    other = tmp_path / "other"
+    w = fold_batchnorm(random_model(seed=12, **TINY))
+    export_model(w, {"name": "tiny2", "board_sizes": [[7, 7]]}, other)
+    with make_pool(selfplay_spec(), 2) as pool:
+        a = run_selfplay(tiny_model, tmp_path / "a", games=4, seed=3, pool=pool, **SP)
+        pids = set(pool.worker_pids().values())
+        b = run_selfplay(other, tmp_path / "a", games=4, seed=3, prefix="v2", pool=pool, **SP)
+        assert set(pool.worker_pids().values()) == pids          # the same workers
+        assert len(list(pool.run([]))) == 0                      # still open
+    assert a["where"]["backend"] == "local" and a["played_batches"] == 2
+    assert b["model_versions"] == [ModelRef.from_path(other).version] != a["model_versions"]
+    lines = read_jsonl(tmp_path / "a" / "selfplay.jsonl")
+    assert {ln["pid"] for ln in lines} <= pids
+    assert_same_batches(out, tmp_path / "a", ("sp-00000", "sp-00001"))
+
+
+def test_a_lost_batch_is_not_played_and_a_rerun_plays_it(tiny_model, tmp_path) -> None:
+    """A worker killed with every attempt lost (max_attempts=1): no shard, a ``lost`` line, the
+    other batches go on; the rerun plays exactly that batch, and the result equals a clean run."""
+    ref = tmp_path / "ref"
+    run_selfplay(tiny_model, ref, games=8, workers=0, seed=5, **SP)
+    out = tmp_path / "out"
+    killed = []
+    with make_pool(selfplay_spec(), 2, max_attempts=1) as pool:
+        def log(rec) -> None:
+            if not killed and not rec.get("lost"):
+                # the worker that just finished is idle; of the two batches left, one goes to it
+                pid = pool.worker_pids()[rec["worker"]]
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+        first = run_selfplay(tiny_model, out, games=8, seed=5, pool=pool, log=log, **SP)
+    assert killed and len(first["lost_batches"]) == 1 and first["played_batches"] == 3
+    lost = first["lost_batches"][0]
+    assert not (out / f"sp-{lost:05d}.npz").exists()
+    lines = read_jsonl(out / "selfplay.jsonl")
+    bad = [ln for ln in lines if ln.get("lost")]
+    assert [ln["batch"] for ln in bad] == [lost] and "games" not in bad[0]
+    assert bad[0]["error"].startswith("worker local-") and "not played" in bad[0]["note"]
+    assert first["games"] == 6                           # the lost games are not counted
+    again = run_selfplay(tiny_model, out, games=8, workers=0, seed=5, **SP)
+    assert again["played_batches"] == 1 and again["lost_batches"] == [] and again["games"] == 8
+    ok = [ln["batch"] for ln in read_jsonl(out / "selfplay.jsonl") if not ln.get("lost")]
+    assert sorted(ok) == [0, 1, 2, 3]                    # every batch exactly once
+    assert_same_batches(ref, out, [f"sp-{b:05d}" for b in range(4)])
+
+
+def test_a_batch_that_fails_in_its_worker_stops_the_run(tiny_model, tmp_path) -> None:
+    """A model whose files do not match their checksums loads in the worker, not the driver: the
+    worker's error stops the run with SelfPlayError (naming the batch), and nothing is written."""
+    import shutil
+    from gomoku_ai.training.selfplay import SelfPlayError
+    bad = tmp_path / "bad"
+    for suf in (".json", ".npz", ".onnx"):
+        shutil.copyfile(tiny_model.with_suffix(suf), bad.with_suffix(suf))
+    for suf in (".npz", ".onnx"):
+        data = bytearray(bad.with_suffix(suf).read_bytes())
+        data[-1] ^= 0xFF
+        bad.with_suffix(suf).write_bytes(bytes(data))
+    with pytest.raises(SelfPlayError, match=r"batch sp-0000\d failed on local-"):
+        run_selfplay(bad, tmp_path / "out", games=2, workers=1, seed=1, **SP)
+    assert not list((tmp_path / "out").glob("*.npz"))
 
 
 def test_root_noise_on_fresh_and_reused_roots() -> None:
@@ -271,3 +372,36 @@ def test_file_openings_that_do_not_fit_the_board_are_left_out(tmp_path: Path) ->
         openings_to_flat(far, 5, 5)
     with pytest.raises(ValueError, match="off the 15x15 board"):
         openings_to_flat([[(15, 0)]], 15, 15)
+
+
+def test_loop_on_a_worker_pool_gets_each_promoted_network(tmp_path) -> None:
+    """workers=2: one pool for the whole run; every iteration's self-play is played by the same
+    worker processes with the network promoted by the one before (gating off: always promoted)."""
+    pytest.importorskip("torch", reason="the loop trains with torch")
+    from gomoku_ai.training.loop import Loop
+    notes = []
+    loop = Loop(tmp_path / "az", dict(LOOP_CFG, workers=2, gate_games=0), log=notes.append)
+    state = loop.run(2)
+    assert state["completed"] == 2 and loop._pool is None          # closed at the end
+    lines = read_jsonl(tmp_path / "az" / "data" / "selfplay.jsonl")
+    by_it = {}
+    for ln in lines:
+        by_it.setdefault(ln["prefix"], []).append(ln)
+    v1 = {ln["model_version"] for ln in by_it["it0001"]}
+    v2 = {ln["model_version"] for ln in by_it["it0002"]}
+    assert len(v1) == len(v2) == 1 and v1 != v2
+    assert v2 == {ModelRef.from_path(tmp_path / "az" / "candidates" / "it0001").version}
+    assert {ln["worker"] for ln in lines} <= {"local-0", "local-1"}  # never restarted
+    assert len({ln["pid"] for ln in lines}) == 2
+    assert any("workers:" in r.get("note", "") for r in notes)
+    cfg = json.loads((tmp_path / "az" / "config.json").read_text())
+    assert cfg["backend"] == "local" and cfg["address"] is None
+
+
+def test_old_loop_config_without_backend_still_loads(tmp_path) -> None:
+    from gomoku_ai.training.loop import LoopConfig
+    old = {k: v for k, v in LOOP_CFG.items() if k not in ("backend", "address")}
+    cfg = LoopConfig.from_dict(old)
+    assert cfg.backend == "local" and cfg.address is None
+    with pytest.raises(ValueError, match="unknown backend"):
+        LoopConfig.from_dict(dict(old, backend="slurm"))

@@ -4,6 +4,7 @@
     gomoku train supervised --data runs/sl/data.npz --run runs/sl --blocks 4 --channels 32
     gomoku train export --run runs/sl --out models/freestyle15-4x32
     gomoku train selfplay --model models/freestyle15-4x32 --out runs/sp --games 64 -j 2
+    gomoku train selfplay --model models/freestyle15-4x32 --out runs/sp -j 16 --backend ray
     gomoku train gate --candidate runs/az/candidates/it0003 --best runs/az/best --max-games 400
     gomoku train loop --run runs/az --iterations 20 --init-model runs/sl/checkpoint.pt
     gomoku train curve --run runs/az8 --opponent uniform --visits 200 --games 20 --every 4
@@ -62,13 +63,21 @@ def _size(text: str):
     return int(w), int(h or w)
 
 
+def _add_backend_args(p: Any, default: Optional[str] = "local") -> None:
+    p.add_argument("--backend", choices=["local", "ray"], default=default,
+                   help="where workers run: local processes (default) or Ray actors")
+    p.add_argument("--address", default=None,
+                   help="Ray cluster: HOST:PORT, or auto (default: a private local instance)")
+
+
 def _add_rl_parsers(tsub: Any) -> None:
     sp = tsub.add_parser("selfplay", help="self-play games -> training shards + SGF (no torch)")
     sp.add_argument("--model", required=True,
                     help="exported model basename/file, or 'heuristic' / 'uniform'")
     sp.add_argument("--out", required=True, help="output folder (shards, sgf/, selfplay.jsonl)")
     sp.add_argument("--games", type=int, default=64)
-    sp.add_argument("-j", "--workers", type=int, default=1, help="processes (0: in this one)")
+    sp.add_argument("-j", "--workers", type=int, default=1, help="workers (0: in this process)")
+    _add_backend_args(sp)
     sp.add_argument("--visits", type=int, default=400, help="visits of a full search")
     sp.add_argument("--fast-visits", type=int, default=64, help="visits of a fast search")
     sp.add_argument("--p-full", type=float, default=0.25, help="fraction of full searches")
@@ -104,6 +113,9 @@ def _add_rl_parsers(tsub: Any) -> None:
     gt.add_argument("--rule", default="freestyle")
     gt.add_argument("--seed", type=int, default=1)
     gt.add_argument("--journal", default=None, help="JSONL of finished pairs (resume)")
+    gt.add_argument("-j", "--workers", type=int, default=0,
+                    help="workers playing pairs in parallel (0: in this process)")
+    _add_backend_args(gt)
     gt.add_argument("--out", default=None, help="write the result JSON here too")
 
     lp = tsub.add_parser("loop", help="AlphaZero loop: self-play, train, gate, promote (resumable)")
@@ -120,7 +132,9 @@ def _add_rl_parsers(tsub: Any) -> None:
     lp.add_argument("--blocks", type=int, default=None)
     lp.add_argument("--channels", type=int, default=None)
     lp.add_argument("--games", type=int, default=None, help="self-play games per iteration")
-    lp.add_argument("-j", "--workers", type=int, default=None)
+    lp.add_argument("-j", "--workers", type=int, default=None,
+                    help="self-play and gate workers (0: in this process)")
+    _add_backend_args(lp, default=None)
     lp.add_argument("--visits", type=int, default=None)
     lp.add_argument("--fast-visits", type=int, default=None)
     lp.add_argument("--p-full", type=float, default=None)
@@ -312,7 +326,8 @@ def _run_rl(args: Any) -> int:
                          elo1=args.elo1, alpha=args.alpha, beta=args.beta, model=args.sprt_model,
                          seed=args.seed)
         res = run_gate(args.candidate, args.best, width=w, height=h, n=args.n, rule=args.rule,
-                       openings=args.openings, config=cfg, journal=args.journal)
+                       openings=args.openings, config=cfg, journal=args.journal,
+                       workers=args.workers, backend=args.backend, address=args.address)
         if args.out:
             from gomoku_ai.records import atomic_write_text
             atomic_write_text(args.out, json.dumps(res, indent=1) + "\n")
@@ -327,7 +342,8 @@ def _run_rl(args: Any) -> int:
                "steps_per_iter": args.steps, "batch_size": args.batch, "lr": args.lr,
                "threads": args.threads, "device": args.device, "gate_games": args.gate_games,
                "gate_visits": args.gate_visits, "gate_elo1": args.gate_elo1,
-               "gate_openings": args.gate_openings, "seed": args.seed}
+               "gate_openings": args.gate_openings, "seed": args.seed,
+               "backend": args.backend, "address": args.address}
         if args.size is not None:
             cfg["width"], cfg["height"] = _size(args.size)
         if args.blocks is not None or args.channels is not None:
@@ -390,7 +406,8 @@ def _selfplay_cmd(args: Any, emit: Any, run_selfplay: Any) -> Dict[str, Any]:
                         visits_full=args.visits, visits_fast=args.fast_visits,
                         p_full=args.p_full, board_size=_size(args.size), rule=args.rule,
                         n=args.n, seed=args.seed, openings=args.openings,
-                        prefix=args.prefix, log=emit,
+                        prefix=args.prefix, log=emit, backend=args.backend,
+                        address=args.address,
                         games_per_shard=args.games_per_shard, temp_moves=args.temp_moves,
                         resign_threshold=args.resign_threshold,
                         resign_plies=args.resign_plies,

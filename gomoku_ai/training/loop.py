@@ -26,6 +26,11 @@ the phase reached in the current one; rerunning continues from there (self-play 
 shard, training from its checkpoint, a gate from its journal of finished pairs). ``DIR/config.json``
 keeps the settings; options given again on a rerun replace the stored ones from then on.
 
+Self-play batches and gate pairs are tasks of one worker pool kept for the whole :meth:`Loop.run`
+(``workers`` local processes, or Ray actors with ``backend = "ray"`` and ``address``; one thread
+each): a worker loads a network once per version, and a promoted network reaches the workers as
+the new version named by the next tasks. ``workers = 0`` plays everything in this process.
+
 Training starts from a random network, or from ``init_model``: a training checkpoint
 (``checkpoint.pt`` of ``gomoku train supervised``; best) or an exported model (folded weights are
 loaded with identity BatchNorm, which is exact in inference but changes train-mode statistics).
@@ -73,6 +78,9 @@ class LoopConfig:
     weight_decay: float = 1e-4
     threads: int = 2
     device: str = "auto"             # trainer device: auto | cpu | cuda (self-play stays on CPU)
+    # where self-play and gate games run (workers >= 1): local processes or Ray actors
+    backend: str = "local"           # local | ray
+    address: Optional[str] = None    # ray: None (a private instance), "auto", "HOST:PORT"
     # gating
     gate_games: int = 200            # max games; 0 = no gating, always promote
     gate_visits: int = 200
@@ -90,6 +98,10 @@ class LoopConfig:
         unknown = set(d) - names
         if unknown:
             raise ValueError(f"unknown loop settings: {', '.join(sorted(unknown))}")
+        from ..workers import BACKENDS
+        if d.get("backend", "local") not in BACKENDS:
+            raise ValueError(f"unknown backend {d['backend']!r} (choose from "
+                             f"{', '.join(BACKENDS)})")
         return cls(**d)
 
 
@@ -207,6 +219,7 @@ class Loop:
         self.train_dir = self.dir / "train"
         self.best = self.dir / "best"
         self._log_cb = log
+        self._pool: Any = None
         stored: Dict[str, Any] = _read_json(self.config_path) if self.config_path.exists() else {}
         merged = {**stored, **{k: v for k, v in (config or {}).items() if v is not None}}
         if init_model is not None and not self.state_path.exists():
@@ -232,6 +245,25 @@ class Loop:
 
     def _save_state(self) -> None:
         _write_json_atomic(self.state_path, self.state)
+
+    def pool(self) -> Any:
+        """The run's one worker pool (self-play batches and gate pairs), started at first use and
+        kept until :meth:`close` so that workers load each network once per version; None with
+        ``workers = 0`` (everything in this process)."""
+        c = self.cfg
+        if self._pool is None and c.workers >= 1:
+            from ..workers import make_pool
+            from .selfplay import selfplay_spec
+            self._pool = make_pool(selfplay_spec(), c.workers, backend=c.backend,
+                                   address=c.address)
+            self._emit({"note": f"workers: {json.dumps(self._pool.describe())}"})
+        return self._pool
+
+    def close(self) -> None:
+        """Stop the worker pool (idempotent; :meth:`run` calls it when it returns)."""
+        if self._pool is not None:
+            pool, self._pool = self._pool, None
+            pool.close()
 
     def _train_config(self, steps: int):
         from .trainer import TrainConfig
@@ -275,7 +307,10 @@ class Loop:
             visits_full=c.visits_full, visits_fast=c.visits_fast, p_full=c.p_full,
             board_size=(c.width, c.height or c.width), rule=c.rule, n=c.n,
             seed=c.seed * 1_000_003 + i, openings=c.openings, prefix=f"it{i:04d}",
-            log=lambda rec: self._emit({"iteration": i, "selfplay_batch": rec}), **c.selfplay)
+            pool=self.pool(),
+            log=lambda rec: self._emit({"iteration": i, "note": rec["note"]} if rec.get("lost")
+                                       else {"iteration": i, "selfplay_batch": rec}),
+            **c.selfplay)
         summary.pop("config", None)
         cur["selfplay"] = summary
         cur["elapsed"]["selfplay"] = round(cur["elapsed"].get("selfplay", 0.0)
@@ -329,9 +364,10 @@ class Loop:
             cur["gate"] = run_gate(
                 self.dir / "candidates" / f"it{i:04d}", self.best, width=c.width,
                 height=c.height, n=c.n, rule=c.rule, openings=c.gate_openings, config=gcfg,
-                journal=self.dir / "gates" / f"it{i:04d}.pairs.jsonl",
-                log=lambda rec: self._emit({"iteration": i, "gate_pair": rec,
-                                            "max_pairs": c.gate_games // 2}))
+                journal=self.dir / "gates" / f"it{i:04d}.pairs.jsonl", pool=self.pool(),
+                log=lambda rec: self._emit({"iteration": i, "note": rec["note"]} if "note" in rec
+                                           else {"iteration": i, "gate_pair": rec,
+                                                 "max_pairs": c.gate_games // 2}))
         cur["elapsed"]["gate"] = round(cur["elapsed"].get("gate", 0.0)
                                        + time.perf_counter() - t, 2)
 
@@ -395,17 +431,20 @@ class Loop:
         return once the current iteration has left that phase.
         """
         t0 = time.perf_counter()
-        while int(self.state["completed"]) < iterations:
-            i = int(self.state["completed"]) + 1
-            if max_seconds is not None and time.perf_counter() - t0 >= max_seconds \
-                    and self.state.get("current") is None:
-                self._emit({"note": f"time budget of {max_seconds:.0f} s spent; stopping before "
-                                    f"iteration {i}"})
-                break
-            if stop_after_phase is not None:
-                self._step_until(i, stop_after_phase)
-                return self.state
-            self._step(i)
+        try:
+            while int(self.state["completed"]) < iterations:
+                i = int(self.state["completed"]) + 1
+                if max_seconds is not None and time.perf_counter() - t0 >= max_seconds \
+                        and self.state.get("current") is None:
+                    self._emit({"note": f"time budget of {max_seconds:.0f} s spent; stopping "
+                                        f"before iteration {i}"})
+                    break
+                if stop_after_phase is not None:
+                    self._step_until(i, stop_after_phase)
+                    return self.state
+                self._step(i)
+        finally:
+            self.close()
         return self.state
 
     def _step_until(self, i: int, phase: str) -> None:

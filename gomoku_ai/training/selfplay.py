@@ -25,18 +25,22 @@ AlphaZero / KataGo self-play:
 Output, per batch of ``games_per_shard`` games (``<prefix>-<batch>.npz`` and
 ``sgf/<prefix>-<batch>.sgf``, both written atomically), plus one JSON line per batch appended to
 ``selfplay.jsonl``. A batch whose shard exists is not played again, so an interrupted run resumes.
+Every line and every SGF game names the network version that played it (``model_version``,
+``"<name>@<sha12>"`` of the weights; in the game comment ``GC``) and the worker that did
+(``worker``; the SGF ``PC`` property).
 
 Games are deterministic given ``seed``: game ``g`` draws all its randomness from
 ``SeedSequence([seed, g])``, batches are fixed ranges of games, and the network runs in one
-onnxruntime thread; the output does not depend on the number of workers.
+onnxruntime thread; the output does not depend on the number of workers nor on the backend.
 
-Workers are separate processes (``multiprocessing`` with the *spawn* start method); each loads
-the exported model with onnxruntime (1 thread) and never imports torch.
+Batches are tasks of a worker pool (:mod:`gomoku_ai.workers`: local processes or Ray actors,
+one thread each). A :class:`SelfPlayWorker` loads the network once per version, plays a batch and
+*returns* it; the driver writes every file, so both backends and the in-process path
+(``workers=0``) share one code path. Workers never import torch.
 """
 from __future__ import annotations
 
 import json
-import multiprocessing as mp
 import os
 import sys
 import time
@@ -51,6 +55,7 @@ from ..board import Board
 from ..evaluator import Evaluator, HeuristicEvaluator, UniformEvaluator
 from ..mcts import MCTS, MCTSConfig, Node
 from ..rules import BLACK, WHITE, Rule, Termination
+from ..workers import ModelCache, ModelRef, Pool, Task, WorkerSpec, make_pool, resolve
 from .dataset import Positions, save_shard
 
 JSONL_NAME = "selfplay.jsonl"
@@ -345,18 +350,10 @@ def play_game(evaluator: Evaluator, cfg: SelfPlayConfig, game_seed: Sequence[int
     return info
 
 
-# ============================================================================ batches of games
-@dataclass
-class _Context:
-    """What a worker needs (pickled once per worker process)."""
-
-    model: str
-    cfg: SelfPlayConfig
-    out_dir: str
-    prefix: str
-    seed: int
-    openings: Optional[List[Opening]]
-    backend: str = "auto"
+# ============================================================================ evaluators and files
+class SelfPlayError(RuntimeError):
+    """A self-play batch failed with an error in its worker (a bug, an unreadable model): the run
+    stops; batches already written stay and a rerun resumes after the fix."""
 
 
 def make_evaluator(model: Union[str, os.PathLike, Evaluator], batch_size: int = 8,
@@ -398,89 +395,200 @@ def sgf_path(out_dir: Path, prefix: str, batch: int) -> Path:
     return Path(out_dir) / "sgf" / f"{prefix}-{batch:05d}.sgf"
 
 
-class _Runner:
-    """Plays batches of games for one context (in a worker process, or in-process)."""
+# ============================================================================ worker side: a batch
+def play_batch(evaluator: Evaluator, cfg: SelfPlayConfig, seed: int, first: int, count: int,
+               openings: Optional[List[Opening]] = None, label: str = "",
+               version: str = "") -> Dict[str, Any]:
+    """Play games ``first .. first + count - 1`` of the run with ``seed``; write nothing.
 
-    def __init__(self, ctx: _Context, evaluator: Optional[Evaluator] = None) -> None:
+    Returns ``{"positions": Positions, "records": [GameRecord, ...], "stats": {...}}``: the
+    full-search positions of the games (``game`` = index within the batch), one record per game
+    (players ``label``; the game comment ``GC`` names seed, game, opening length, resignation and
+    ``model_version=<version>``) and the batch's counts (``elapsed_s``: wall seconds of play).
+    """
+    from ..records import GameRecord, GameResult
+    t0 = time.perf_counter()
+    games: List[GameResultInfo] = []
+    for g in range(first, first + count):
+        games.append(play_game(evaluator, cfg, (seed, g), openings))
+    elapsed = time.perf_counter() - t0
+    board = cfg.board()
+    # ---- positions
+    cells, stm, last, pi, z, game_id = [], [], [], [], [], []
+    for k, gi in enumerate(games):
+        for c, s, lm, p in zip(gi.cells, gi.stm, gi.last, gi.pi):
+            cells.append(c)
+            stm.append(s)
+            last.append(lm)
+            pi.append(p)
+            z.append(0.0 if gi.winner is None else (1.0 if gi.winner == s else -1.0))
+            game_id.append(k)
+    n = len(cells)
+    h, w = board.height, board.width
+    pos = Positions(
+        cells=np.stack(cells).astype(np.int8) if n else np.zeros((0, h, w), np.int8),
+        stm=np.array(stm, np.int8), last=np.array(last, np.int16),
+        move=np.full(n, -1, np.int16), z=np.array(z, np.float32),
+        zw=np.ones(n, np.float32), game=np.array(game_id, np.int32),
+        pi=(np.stack(pi).astype(np.float16) if n else np.zeros((0, h * w), np.float16)))
+    # ---- game records
+    records = []
+    for k, gi in enumerate(games):
+        b = cfg.board()
+        for m in gi.moves:
+            b.push(m)
+        note = (f"selfplay seed={seed} game={first + k} n={cfg.n} opening={gi.opening_len}"
+                f" resign={'on' if gi.resign_enabled else 'off'}")
+        if gi.would_resign is not None:
+            note += f" would_resign={'B' if gi.would_resign == BLACK else 'W'}" \
+                    f"@{gi.would_resign_ply}"
+        if gi.false_resign is not None:
+            note += f" false_resign={int(gi.false_resign)}"
+        if version:
+            note += f" model_version={version}"
+        records.append(GameRecord.from_board(b, GameResult(gi.winner, gi.termination),
+                                             black=label, white=label,
+                                             metadata={"sgf": {"GC": note},
+                                                       "move_comments": gi.comments}))
+    # ---- stats
+    plies = [len(gi.moves) - gi.opening_len for gi in games]
+    disabled = [gi for gi in games if not gi.resign_enabled]
+    would = [gi for gi in disabled if gi.would_resign is not None]
+    stats: Dict[str, Any] = {
+        "first_game": first, "games": count,
+        "positions": n, "full_moves": sum(gi.full_moves for gi in games),
+        "fast_moves": sum(gi.fast_moves for gi in games),
+        "simulations": sum(gi.simulations for gi in games),
+        "evaluations": sum(gi.evaluations for gi in games),
+        "black_wins": sum(gi.winner == BLACK for gi in games),
+        "white_wins": sum(gi.winner == WHITE for gi in games),
+        "draws": sum(gi.winner is None for gi in games),
+        "resigned": sum(gi.resigned is not None for gi in games),
+        "resign_disabled": len(disabled), "would_resign": len(would),
+        "false_resigns": sum(bool(gi.false_resign) for gi in would),
+        "plies": sum(plies), "max_plies": max(plies) if plies else 0,
+        "elapsed_s": round(elapsed, 3), "model_version": version,
+        "pid": os.getpid(), "torch_loaded": "torch" in sys.modules,
+    }
+    stats["false_resign_rate"] = (round(stats["false_resigns"] / stats["would_resign"], 4)
+                                  if stats["would_resign"] else None)
+    return {"positions": pos, "records": records, "stats": stats}
+
+
+class SelfPlayWorker:
+    """The self-play worker of a pool (``WorkerSpec("gomoku_ai.training.selfplay:SelfPlayWorker")``,
+    see :func:`selfplay_spec`): plays one batch of games per task and returns it (positions,
+    game records, stats) for the driver to write.
+
+    The network comes with each task: a :class:`~gomoku_ai.workers.ModelRef` (usually as a
+    :meth:`Pool.share <gomoku_ai.workers.Pool.share>` handle), a model path on a disk the worker
+    shares, ``"heuristic"``/``"uniform"``, or (in this process only) an :class:`Evaluator`. The
+    worker loads a network once per version (:class:`~gomoku_ai.workers.ModelCache`) and keeps it
+    for the tasks that follow; a task naming a newer version (training promoted one) loads that.
+
+    Tasks with ``"kind": "gate_pair"`` are gate pairs (:class:`.gating.GateWorker`), so that the
+    training loop's one pool serves self-play and gating.
+    """
+
+    def __init__(self, net_backend: str = "auto") -> None:
+        self.net_backend = net_backend
+        self.models = ModelCache(self._load)
+        self._gate: Any = None
+
+    def _load(self, base: Path) -> Any:
+        from ..net import load_model
+        return load_model(base, backend=self.net_backend, threads=1)
+
+    def evaluator(self, model: Any, batch_size: int = 8) -> Tuple[str, str, Evaluator]:
+        """``(version, label, evaluator)`` for a task's model (see the class docstring)."""
+        model = resolve(model)
+        if isinstance(model, Evaluator):
+            return model.name, model.name, model
+        if isinstance(model, (str, os.PathLike)) and os.fspath(model) in ("heuristic", "uniform"):
+            spec = os.fspath(model)
+            return spec, spec, make_evaluator(spec)
+        from ..evaluator import NetworkEvaluator
+        version, net = self.models.get(model)
+        return version, str(net.name), NetworkEvaluator(net, batch_size=batch_size)
+
+    def run(self, payload: Dict[str, Any]) -> Dict[str, Any]:
+        kind = payload.get("kind", "selfplay")
+        if kind == "gate_pair":
+            if self._gate is None:
+                from .gating import GateWorker
+                self._gate = GateWorker(self.net_backend)
+            return self._gate.run(payload)
+        if kind != "selfplay":
+            raise ValueError(f"a self-play worker cannot run a {kind!r} task")
+        cfg: SelfPlayConfig = payload["config"]
+        version, label, ev = self.evaluator(payload["model"], cfg.batch_size)
+        out = play_batch(ev, cfg, int(payload["seed"]), int(payload["first_game"]),
+                         int(payload["games"]), resolve(payload.get("openings")), label, version)
+        out["stats"].update(prefix=payload["prefix"], batch=int(payload["batch"]))
+        return out
+
+    def close(self) -> None:
+        self.models.close()
+        if self._gate is not None:
+            self._gate.close()
+
+
+def selfplay_spec(net_backend: str = "auto") -> WorkerSpec:
+    """The :class:`WorkerSpec` of self-play (and gate-pair) workers: one thread, one CPU each."""
+    return WorkerSpec(f"{__name__}:SelfPlayWorker", {"net_backend": net_backend}, threads=1)
+
+
+# ============================================================================ driver side: files
+def write_batch(out_dir: Union[str, os.PathLike], prefix: str, batch: int,
+                played: Dict[str, Any], worker: str) -> Dict[str, Any]:
+    """Write a batch returned by :func:`play_batch`: the SGF collection first, then the shard (its
+    existence marks the batch done), each atomically. ``worker`` (which worker played it) goes to
+    every game's ``PC`` property and to the stats, which are returned with the file names."""
+    from ..fileio import atomic_write_text
+    from ..records import write_sgf
+    texts = []
+    for rec in played["records"]:
+        rec.metadata.setdefault("sgf", {})["PC"] = worker
+        texts.append(write_sgf(rec))
+    sp = sgf_path(Path(out_dir), prefix, batch)
+    sp.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(sp, "".join(texts))
+    spath = shard_path(Path(out_dir), prefix, batch)
+    save_shard(played["positions"], spath)   # may hold 0 positions (no full search in any game)
+    stats = {"prefix": prefix, "batch": batch, **played["stats"]}
+    stats.update(shard=spath.name, sgf=f"sgf/{sp.name}", worker=worker)
+    return stats
+
+
+# ---------------------------------------------------------------------------- older drivers
+@dataclass
+class _Context:
+    """What workers of the previous version of this module were given (kept, with
+    :func:`_worker_init` and :func:`_worker_batch`, so that a driver started before an update, e.g.
+    a training loop still running, can spawn workers from the updated code)."""
+
+    model: str
+    cfg: SelfPlayConfig
+    out_dir: str
+    prefix: str
+    seed: int
+    openings: Optional[List[Opening]]
+    backend: str = "auto"
+
+
+class _Runner:
+    """Plays and writes batches for a :class:`_Context` (the previous worker protocol)."""
+
+    def __init__(self, ctx: _Context) -> None:
         self.ctx = ctx
-        self.evaluator = evaluator if evaluator is not None else \
-            make_evaluator(ctx.model, ctx.cfg.batch_size, ctx.backend)
-        self.label = model_label(ctx.model) if evaluator is None else evaluator.name
+        self.worker = SelfPlayWorker(ctx.backend)
 
     def run_batch(self, task: Tuple[int, int, int]) -> Dict[str, Any]:
-        from ..records import GameRecord, GameResult, write_sgf, atomic_write_text
         batch, first, count = task
-        ctx, cfg = self.ctx, self.ctx.cfg
-        t0 = time.perf_counter()
-        games: List[GameResultInfo] = []
-        for g in range(first, first + count):
-            games.append(play_game(self.evaluator, cfg, (ctx.seed, g), ctx.openings))
-        elapsed = time.perf_counter() - t0
-        board = cfg.board()
-        # ---- positions
-        cells, stm, last, pi, z, game_id = [], [], [], [], [], []
-        for k, gi in enumerate(games):
-            for c, s, lm, p in zip(gi.cells, gi.stm, gi.last, gi.pi):
-                cells.append(c)
-                stm.append(s)
-                last.append(lm)
-                pi.append(p)
-                z.append(0.0 if gi.winner is None else (1.0 if gi.winner == s else -1.0))
-                game_id.append(k)
-        n = len(cells)
-        h, w = board.height, board.width
-        pos = Positions(
-            cells=np.stack(cells).astype(np.int8) if n else np.zeros((0, h, w), np.int8),
-            stm=np.array(stm, np.int8), last=np.array(last, np.int16),
-            move=np.full(n, -1, np.int16), z=np.array(z, np.float32),
-            zw=np.ones(n, np.float32), game=np.array(game_id, np.int32),
-            pi=(np.stack(pi).astype(np.float16) if n else np.zeros((0, h * w), np.float16)))
-        # ---- SGF collection (one file per batch), written before the shard
-        texts = []
-        for k, gi in enumerate(games):
-            b = cfg.board()
-            for m in gi.moves:
-                b.push(m)
-            note = (f"selfplay seed={ctx.seed} game={first + k} n={cfg.n} opening={gi.opening_len}"
-                    f" resign={'on' if gi.resign_enabled else 'off'}")
-            if gi.would_resign is not None:
-                note += f" would_resign={'B' if gi.would_resign == BLACK else 'W'}" \
-                        f"@{gi.would_resign_ply}"
-            if gi.false_resign is not None:
-                note += f" false_resign={int(gi.false_resign)}"
-            rec = GameRecord.from_board(b, GameResult(gi.winner, gi.termination),
-                                        black=self.label, white=self.label,
-                                        metadata={"sgf": {"GC": note},
-                                                  "move_comments": gi.comments})
-            texts.append(write_sgf(rec))
-        sp = sgf_path(Path(ctx.out_dir), ctx.prefix, batch)
-        sp.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(sp, "".join(texts))
-        spath = shard_path(Path(ctx.out_dir), ctx.prefix, batch)
-        save_shard(pos, spath)   # may hold 0 positions (all games ended before a full search)
-        # ---- stats
-        plies = [len(gi.moves) - gi.opening_len for gi in games]
-        disabled = [gi for gi in games if not gi.resign_enabled]
-        would = [gi for gi in disabled if gi.would_resign is not None]
-        stats = {
-            "prefix": ctx.prefix, "batch": batch, "first_game": first, "games": count,
-            "positions": n, "full_moves": sum(gi.full_moves for gi in games),
-            "fast_moves": sum(gi.fast_moves for gi in games),
-            "simulations": sum(gi.simulations for gi in games),
-            "evaluations": sum(gi.evaluations for gi in games),
-            "black_wins": sum(gi.winner == BLACK for gi in games),
-            "white_wins": sum(gi.winner == WHITE for gi in games),
-            "draws": sum(gi.winner is None for gi in games),
-            "resigned": sum(gi.resigned is not None for gi in games),
-            "resign_disabled": len(disabled), "would_resign": len(would),
-            "false_resigns": sum(bool(gi.false_resign) for gi in would),
-            "plies": sum(plies), "max_plies": max(plies) if plies else 0,
-            "elapsed_s": round(elapsed, 3), "shard": spath.name, "sgf": f"sgf/{sp.name}",
-            "pid": os.getpid(), "torch_loaded": "torch" in sys.modules,
-        }
-        stats["false_resign_rate"] = (round(stats["false_resigns"] / stats["would_resign"], 4)
-                                      if stats["would_resign"] else None)
-        return stats
+        ctx = self.ctx
+        played = self.worker.run(_batch_payload(ctx.model, ctx.cfg, ctx.seed, ctx.openings,
+                                                ctx.prefix, batch, first, count))
+        return write_batch(ctx.out_dir, ctx.prefix, batch, played, f"pid-{os.getpid()}")
 
 
 _WORKER: Optional[_Runner] = None
@@ -496,6 +604,7 @@ def _worker_batch(task: Tuple[int, int, int]) -> Dict[str, Any]:
     return _WORKER.run_batch(task)
 
 
+# ============================================================================ the driver
 def _append_jsonl(path: Path, rec: Dict[str, Any]) -> None:
     with open(path, "a", encoding="utf-8") as f:
         f.write(json.dumps(rec) + "\n")
@@ -531,6 +640,13 @@ def summarize(batches: Iterable[Dict[str, Any]], wall_s: Optional[float] = None)
     return tot
 
 
+def _batch_payload(model: Any, cfg: SelfPlayConfig, seed: int, openings: Any, prefix: str,
+                   batch: int, first: int, count: int) -> Dict[str, Any]:
+    return {"kind": "selfplay", "model": model, "config": cfg, "seed": int(seed),
+            "openings": openings, "prefix": prefix, "batch": int(batch), "first_game": int(first),
+            "games": int(count)}
+
+
 def run_selfplay(model_path: Union[str, os.PathLike, Evaluator], out_dir: Union[str, os.PathLike],
                  games: int, workers: int = 1, visits_full: int = 400, visits_fast: int = 64,
                  p_full: float = 0.25, board_size: Union[int, Tuple[int, int]] = 15,
@@ -538,16 +654,32 @@ def run_selfplay(model_path: Union[str, os.PathLike, Evaluator], out_dir: Union[
                  openings: Union[None, str, os.PathLike, Sequence] = None, *,
                  n: int = 5, prefix: str = "sp", config: Optional[SelfPlayConfig] = None,
                  log: Optional[Callable[[Dict[str, Any]], None]] = None,
-                 backend: str = "auto", **overrides: Any) -> Dict[str, Any]:
+                 backend: str = "local", address: Optional[str] = None,
+                 pool: Optional[Pool] = None, net_backend: str = "auto",
+                 batch_limit_s: Optional[float] = None, **overrides: Any) -> Dict[str, Any]:
     """Play ``games`` self-play games with the model at ``model_path`` into ``out_dir``.
 
-    ``workers``: processes (spawn); 0 plays in this process (also the only way to pass an
-    :class:`Evaluator` object as ``model_path``). ``board_size``: an int or (width, height).
-    ``config`` gives every setting at once (the explicit arguments then are ignored except
-    ``games``/``workers``/``seed``/``openings``); ``overrides`` are further
-    :class:`SelfPlayConfig` fields (``temp_moves=...``, ``resign_threshold=...``).
-    Batches already written (their shard exists and has a stats line) are skipped. Returns the
-    totals of this call's batches (played or found), with rates over the wall time of the call.
+    Where the games are played: ``pool`` (a :class:`~gomoku_ai.workers.Pool` of
+    :func:`selfplay_spec` workers, kept open by the caller so that its workers and their loaded
+    networks outlive this call), else ``workers`` new workers on ``backend`` (``"local"``
+    processes or ``"ray"`` actors; ``address`` as in :func:`~gomoku_ai.workers.make_pool`),
+    closed at the end; ``workers = 0`` plays in this process (also the only way to pass an
+    :class:`Evaluator` object as ``model_path``). Every way runs the same batch code and writes
+    the same files: only the ``PC`` property of the SGF games and the ``worker``/``pid``/
+    ``attempts``/``elapsed_s`` fields of the ``selfplay.jsonl`` lines say where a batch ran.
+
+    ``board_size``: an int or (width, height). ``config`` gives every setting at once (the
+    explicit arguments then are ignored except ``games``/``workers``/``seed``/``openings``);
+    ``overrides`` are further :class:`SelfPlayConfig` fields (``temp_moves=...``). ``net_backend``:
+    how workers run the network (``load_model``'s ``auto``/``onnx``/``numpy``).
+    ``batch_limit_s``: wall seconds a batch may take before its worker is killed and the attempt
+    counted as lost.
+
+    Batches already written (their shard exists and has a stats line) are skipped. A batch whose
+    every attempt was lost (its worker or node died) is not written: a ``"lost": true`` line
+    (with a ``note``) goes to ``selfplay.jsonl`` and to ``log``, the run goes on, and a rerun plays
+    it. A batch whose worker raised stops the run with :class:`SelfPlayError`. Returns the totals
+    of this call's batches (played or found), with rates over the wall time of the call.
     """
     if config is None:
         w, h = (board_size, None) if isinstance(board_size, int) else board_size
@@ -560,6 +692,11 @@ def run_selfplay(model_path: Union[str, os.PathLike, Evaluator], out_dir: Union[
         raise ValueError("visits must be at least 1")
     if not 0.0 <= config.p_full <= 1.0:
         raise ValueError("p_full must be in [0, 1]")
+    in_process = pool is None and (isinstance(model_path, Evaluator) or workers <= 0)
+    if in_process and backend != "local":
+        raise ValueError(f"the {backend} backend needs at least one worker")
+    if isinstance(model_path, Evaluator) and not in_process:
+        raise ValueError("an Evaluator object can only play in this process (workers=0)")
     board = config.board()   # checks the size and rule
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -569,42 +706,85 @@ def run_selfplay(model_path: Union[str, os.PathLike, Evaluator], out_dir: Union[
     jsonl = out / JSONL_NAME
     done: Dict[int, Dict[str, Any]] = {}
     for rec in read_jsonl(jsonl):
-        if rec.get("prefix") == prefix and rec.get("seed") == seed:
+        if rec.get("prefix") == prefix and rec.get("seed") == seed and not rec.get("lost"):
             done[int(rec["batch"])] = rec
     todo = [t for t in tasks if not (t[0] in done and shard_path(out, prefix, t[0]).exists()
                                      and done[t[0]].get("games") == t[2])]
-    spec: Union[str, Evaluator] = model_path if isinstance(model_path, Evaluator) \
-        else os.fspath(model_path)
-    ctx = _Context(model=spec if isinstance(spec, str) else "in-process", cfg=config,
-                   out_dir=str(out), prefix=prefix, seed=int(seed), openings=flat_openings,
-                   backend=backend)
+    label = "in-process" if isinstance(model_path, Evaluator) else os.fspath(model_path)
     t0 = time.perf_counter()
     results: List[Dict[str, Any]] = [done[t[0]] for t in tasks if t not in todo]
+    lost: List[int] = []
+    versions = sorted({str(r["model_version"]) for r in results if r.get("model_version")})
 
-    def finish(stats: Dict[str, Any]) -> None:
-        stats["seed"] = int(seed)
-        stats["model"] = ctx.model
+    def finish(batch: int, played: Dict[str, Any], worker: str, attempts: int) -> None:
+        stats = write_batch(out, prefix, batch, played, worker)
+        stats.update(attempts=attempts, seed=int(seed), model=label)
         _append_jsonl(jsonl, stats)
         results.append(stats)
+        if stats.get("model_version") and stats["model_version"] not in versions:
+            versions.append(stats["model_version"])
         if log is not None:
             log(stats)
 
-    if todo:
-        if isinstance(spec, Evaluator) or workers <= 0:
-            runner = _Runner(ctx, spec if isinstance(spec, Evaluator) else None)
-            for t in todo:
-                finish(runner.run_batch(t))
-        else:
-            for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-                os.environ.setdefault(var, "1")
-            mpc = mp.get_context("spawn")
-            with mpc.Pool(min(workers, len(todo)), initializer=_worker_init,
-                          initargs=(ctx,)) as pool:
-                for stats in pool.imap_unordered(_worker_batch, todo):
-                    finish(stats)
+    def not_played(batch: int, first: int, count: int, why: str, attempts: int) -> None:
+        rec = {"prefix": prefix, "batch": batch, "first_game": first, "games_lost": count,
+               "lost": True, "attempts": attempts, "seed": int(seed), "model": label,
+               "error": why, "note": f"self-play batch {prefix}-{batch:05d} not played: {why}"}
+        _append_jsonl(jsonl, rec)
+        lost.append(batch)
+        if log is not None:
+            log(rec)
+
+    where: Dict[str, Any] = {"backend": "in-process", "workers": 0}
+    if todo and in_process:
+        runner = SelfPlayWorker(net_backend)
+        try:
+            for b, first, count in todo:
+                played = runner.run(_batch_payload(model_path if isinstance(model_path, Evaluator)
+                                                   else label, config, seed, flat_openings,
+                                                   prefix, b, first, count))
+                finish(b, played, "in-process", 1)
+        finally:
+            runner.close()
+    elif todo:
+        own = pool is None
+        if pool is None:
+            pool = make_pool(selfplay_spec(net_backend), min(workers, len(todo)), backend=backend,
+                             address=address)
+        try:
+            where = pool.describe()
+            if os.fspath(model_path) in ("heuristic", "uniform"):
+                model: Any = os.fspath(model_path)
+            else:
+                from ..net import model_basename
+                model = pool.share(ModelRef.from_path(model_basename(model_path)))
+            shared_openings = None if flat_openings is None else pool.share(flat_openings)
+            by_key = {("selfplay", prefix, b): (b, first, count) for b, first, count in todo}
+            jobs = [Task(key, _batch_payload(model, config, seed, shared_openings, prefix, b,
+                                             first, count), limit_s=batch_limit_s)
+                    for key, (b, first, count) in by_key.items()]
+            outcomes = pool.run(jobs)
+            try:
+                for r in outcomes:
+                    b, first, count = by_key[r.key]
+                    if r.kind == "ok":
+                        finish(b, r.value, r.worker, r.attempts)
+                    elif r.kind == "lost":
+                        not_played(b, first, count, r.error or "lost", r.attempts)
+                    else:
+                        raise SelfPlayError(f"self-play batch {prefix}-{b:05d} failed on "
+                                            f"{r.worker or 'a worker'}:\n{r.error}")
+            finally:
+                outcomes.close()   # on an error: the batches still running are abandoned
+        finally:
+            if own:
+                pool.close()
     wall = time.perf_counter() - t0
     summary = summarize(results, wall_s=wall)
-    summary["played_batches"] = len(todo)
+    summary["played_batches"] = len(todo) - len(lost)
+    summary["lost_batches"] = sorted(lost)
+    summary["model_versions"] = versions
+    summary["where"] = where
     summary["out_dir"] = str(out)
     summary["prefix"] = prefix
     summary["config"] = asdict(config)
