@@ -100,6 +100,9 @@ def test_a_worker_killed_from_outside_is_replaced(pool) -> None:
     assert sorted(r.key for r in res) == [0, 1] and all(r.ok for r in res)
     assert sum(r.attempts for r in res) == 3
     assert all(r.value["pid"] != victims[0] for r in res)
+    # the replacement is named like the others (with its node and pid once it has answered)
+    assert len(pool.worker_pids()) == 2 and victims[0] not in pool.worker_pids().values()
+    assert {r.worker for r in res} <= set(pool.worker_pids())
 
 
 def test_every_attempt_lost_means_lost_never_a_value(tmp_path: Path) -> None:

@@ -100,6 +100,7 @@ class _Actor:
         self.where = ""
         self.pid: Optional[int] = None
         self.ref: Any = None
+        self.info_ref: Any = handle.info.remote()     # runs first: calls run in order on an actor
         self.job: Optional[Tuple[Task, int]] = None    # (task, attempt)
         self.deadline: Optional[float] = None
 
@@ -147,9 +148,23 @@ class RayPool(Pool):
         self._actors[a.wid] = a
         return a
 
+    def _learn_where(self, a: _Actor, timeout_s: float = 0.0) -> None:
+        """Fill in the actor's node and pid once its ``info`` call has answered."""
+        if a.where or a.info_ref is None:
+            return
+        ray = self._ray
+        ready, _ = ray.wait([a.info_ref], timeout=timeout_s)
+        if ready:
+            try:
+                info = ray.get(a.info_ref)
+            except ray.exceptions.RayError:
+                a.info_ref = None
+                return
+            a.where, a.pid = f"{info['node']}:{info['pid']}", int(info["pid"])
+
     def _await_info(self, actors: List[_Actor], timeout_s: float) -> None:
         ray = self._ray
-        refs = {a.handle.info.remote(): a for a in actors}
+        refs = {a.info_ref: a for a in actors}
         ready, pending = ray.wait(list(refs), num_returns=len(refs), timeout=timeout_s)
         for ref in ready:
             try:
@@ -169,6 +184,8 @@ class RayPool(Pool):
 
     def worker_pids(self) -> Dict[str, int]:
         """pid of each started actor process (for tests and diagnostics; remote pids included)."""
+        for a in self._actors.values():
+            self._learn_where(a)
         return {a.name: a.pid for a in self._actors.values() if a.pid is not None}
 
     def share(self, obj: Any) -> Shared:
@@ -243,6 +260,7 @@ class RayPool(Pool):
                 ready, _ = ray.wait(list(busy), num_returns=1, timeout=0.5)
                 for ref in ready:
                     a = busy[ref]
+                    self._learn_where(a, 5.0)    # answered before the task (actors run in order)
                     task, attempts = a.job  # type: ignore[misc]
                     try:
                         value = ray.get(ref)
