@@ -637,6 +637,8 @@ def _parse_termination(text: str) -> Optional[Termination]:
         return Termination.RESIGNATION
     if "crash" in t:
         return Termination.CRASH
+    if "protocol" in t:
+        return Termination.PROTOCOL
     return None
 
 

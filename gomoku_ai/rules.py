@@ -88,6 +88,7 @@ class Termination(enum.Enum):
     TIME = "time"
     ILLEGAL = "illegal"           # a move on an occupied or off-board square
     CRASH = "crash"
+    PROTOCOL = "protocol"         # an engine broke the protocol (garbage, a reply out of turn)
     ADJUDICATION = "adjudication"  # e.g. a move-count limit (draw)
 
 

@@ -241,6 +241,7 @@ def test_from_board_and_times_normalisation():
                                      ("White win by time forfeit", Termination.TIME),
                                      ("Draw by fullfilled board", Termination.BOARD_FULL),
                                      ("board_full", Termination.BOARD_FULL),
+                                     ("protocol", Termination.PROTOCOL),
                                      ("something else", None)])
 def test_sgf_termination_texts(te, term):
     r = read_sgf(f"(;GM[4]RE[W+]TE[{te}];B[hh])")

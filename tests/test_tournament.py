@@ -498,3 +498,18 @@ def test_live_table_and_progress_on_a_terminal(tmp_path, capsys, monkeypatch):
     code, text = run_cli(["random", "random", "name=b", "--games", 2, "--seed", 1, "-j", 1, "--no-live",
                           "--out", tmp_path / "plain"], capsys)
     assert code == 0 and "LOS↓" not in text and len(finished_ids(text)) == 2
+
+
+def test_every_termination_survives_the_sgf_record(tmp_path):
+    """Each referee termination (a protocol-error loss included) is written as TE[...] and read back."""
+    from tools.tournament import _TERM_ENUM, record_of
+    from gomoku_ai.records import write_sgf
+    cfg = {"width": 15, "height": 15, "rule": "freestyle", "tc": "0/1", "format": "gauntlet"}
+    for name, term in _TERM_ENUM.items():
+        res = {"game": 3, "pair": 1, "result": "0-1", "winner": "white", "termination": name, "reason": "r",
+               "offender": "black", "rejected_move": None, "opening": None, "moves": [[7, 7], [8, 8]],
+               "times_ms": [10, 12], "black": "a", "white": "b", "comments": {}}
+        path = tmp_path / f"{name}.sgf"
+        path.write_text(write_sgf(record_of(res, cfg)), encoding="utf-8")
+        assert read_sgf(path).result.termination is term, name
+    assert "protocol" in _TERM_ENUM

@@ -284,7 +284,7 @@ def _safe(name: str) -> str:
 
 _TERM_ENUM = {"five": Termination.FIVE, "board_full": Termination.BOARD_FULL, "time": Termination.TIME,
               "crash": Termination.CRASH, "illegal": Termination.ILLEGAL, "forbidden": Termination.FORBIDDEN,
-              "adjudication": Termination.ADJUDICATION}
+              "adjudication": Termination.ADJUDICATION, "protocol": Termination.PROTOCOL}
 
 
 def record_of(res: Dict[str, Any], config: Dict[str, Any]) -> GameRecord:
