@@ -405,3 +405,52 @@ def test_old_loop_config_without_backend_still_loads(tmp_path) -> None:
     assert cfg.backend == "local" and cfg.address is None
     with pytest.raises(ValueError, match="unknown backend"):
         LoopConfig.from_dict(dict(old, backend="slurm"))
+
+
+def test_policy_accuracy_scores_the_held_out_games_move_by_move(tiny_model: Path, tmp_path: Path) -> None:
+    """``gomoku train accuracy``: the trainer's split by game, occupied squares masked, top-1/top-3
+    and the log-likelihood equal to a position-by-position computation with the network."""
+    from gomoku_ai.net import encode, load_model
+    from gomoku_ai.training.accuracy import policy_accuracy
+    from gomoku_ai.training.dataset import positions_from_games, save_shard, split_by_game
+    rng = np.random.default_rng(5)
+    games = []
+    for _ in range(40):
+        moves = [int(m) for m in rng.permutation(49)[:int(rng.integers(6, 14))]]
+        games.append((moves, (7, 7), None))
+    pos = positions_from_games(games)
+    shard = tmp_path / "g.npz"
+    save_shard(pos, shard)
+    got = policy_accuracy(tiny_model, shard, val_fraction=0.25, seed=3)
+    train, val = split_by_game(pos, 0.25, 3)
+    assert not set(pos.game[train]) & set(pos.game[val]) and len(set(pos.game[val])) == 10
+    net = load_model(tiny_model)
+    top1 = top3 = 0
+    ll = 0.0
+    for i in val:
+        b = Board(7, 7, n=5)
+        cells = pos.cells[i].reshape(-1)
+        # rebuild the position: the stones, then the side to move from the counts
+        blacks = [m for m in range(49) if cells[m] == BLACK]
+        whites = [m for m in range(49) if cells[m] == WHITE]
+        for k in range(max(len(blacks), len(whites))):
+            if k < len(blacks):
+                b.push(blacks[k])
+            if k < len(whites):
+                b.push(whites[k])
+        assert b.side_to_move == int(pos.stm[i])
+        last = int(pos.last[i])
+        x = encode(b)
+        if last >= 0:   # the last-move plane comes from the record, not from the replay order
+            x[-1] = 0.0
+            x[-1].reshape(-1)[last] = 1.0
+        logits = net.forward(x[None])[0][0].astype(np.float64)
+        logits[cells != 0] = -np.inf
+        order = list(np.argsort(-logits)[:3])
+        top1 += order[0] == pos.move[i]
+        top3 += pos.move[i] in order
+        ll += logits[pos.move[i]] - (logits.max() + np.log(np.exp(logits - logits.max()).sum()))
+    n = len(val)
+    assert got["positions"] == n and got["games"] == 10
+    assert got["top1"] == round(top1 / n, 4) and got["top3"] == round(top3 / n, 4)
+    assert got["policy_loss"] == pytest.approx(-ll / n, abs=1e-3)

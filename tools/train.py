@@ -170,6 +170,14 @@ def _add_rl_parsers(tsub: Any) -> None:
     cv.add_argument("--seed", type=int, default=1)
     cv.add_argument("--out", default=None, help="default: RUN/curve.jsonl")
 
+    ac = tsub.add_parser("accuracy", help="policy-only top-1/top-3 of exported models on the "
+                                          "held-out games of a packed shard (no torch)")
+    ac.add_argument("models", nargs="+", help="exported model basenames or files")
+    ac.add_argument("--data", required=True, help="a packed shard (train pack)")
+    ac.add_argument("--val-fraction", type=float, default=0.03,
+                    help="the supervised run's validation fraction (default 0.03)")
+    ac.add_argument("--seed", type=int, default=1, help="the supervised run's seed (default 1)")
+
     pl = tsub.add_parser("plot", help="PNG of losses and strength of a run (matplotlib)")
     pl.add_argument("--run", required=True,
                     help="run folder: a loop run (loop.jsonl, train/log.jsonl, curve.jsonl) or a "
@@ -417,6 +425,16 @@ def _selfplay_cmd(args: Any, emit: Any, run_selfplay: Any) -> Dict[str, Any]:
 def run(args: Any) -> int:
     if args.train_command in ("selfplay", "gate", "curve", "plot"):
         return _run_rl(args)   # torch-free
+    if args.train_command == "accuracy":   # torch-free
+        from gomoku_ai.training.accuracy import policy_accuracy
+        try:
+            for m in args.models:
+                print(json.dumps(policy_accuracy(m, args.data, args.val_fraction, args.seed)),
+                      flush=True)
+        except (OSError, ValueError) as e:
+            sys.stderr.write(f"gomoku train accuracy: {e}\n")
+            return 2
+        return 0
     try:
         import torch  # noqa: F401
     except ImportError:

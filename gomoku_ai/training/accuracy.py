@@ -5,7 +5,7 @@ same split by game the trainer uses (``split_by_game`` with its ``val_fraction``
 supervised model is scored only on games it never trained on, and a self-play successor of it on
 the same games. Runs on onnxruntime or numpy; never imports torch.
 
-    python benchmarks/policy_accuracy.py models/freestyle15-4x32 --data runs/sl/gomocup2024.npz
+    gomoku train accuracy models/freestyle15-4x32 --data runs/sl/gomocup2024.npz
 """
 from __future__ import annotations
 
