@@ -454,3 +454,28 @@ def test_policy_accuracy_scores_the_held_out_games_move_by_move(tiny_model: Path
     assert got["positions"] == n and got["games"] == 10
     assert got["top1"] == round(top1 / n, 4) and got["top3"] == round(top3 / n, 4)
     assert got["policy_loss"] == pytest.approx(-ll / n, abs=1e-3)
+
+
+def test_loop_plays_lost_selfplay_batches_again_before_training(tmp_path, monkeypatch) -> None:
+    """A batch lost with its workers is played again in the same phase; lost every time, the loop
+    stops with LoopError (a rerun resumes) instead of training on fewer games."""
+    from gomoku_ai.training import loop as loop_mod
+    from gomoku_ai.training import selfplay as sp_mod
+    real = sp_mod.run_selfplay
+    calls = []
+
+    def flaky(*a, **k):
+        out = real(*a, **k)
+        calls.append(out["played_batches"])
+        if len(calls) == 1:            # pretend batch 0 was lost the first time
+            out = dict(out, lost_batches=[0])
+        return out
+
+    monkeypatch.setattr(sp_mod, "run_selfplay", flaky)
+    st = loop_mod.run_loop(tmp_path / "az", 1, dict(LOOP_CFG, gate_games=0))
+    assert st["completed"] == 1 and len(calls) == 2 and calls[1] == 0   # second pass: nothing left
+
+    monkeypatch.setattr(sp_mod, "run_selfplay",
+                        lambda *a, **k: dict(real(*a, **k), lost_batches=[1]))
+    with pytest.raises(loop_mod.LoopError, match="lost with their workers 3 times"):
+        loop_mod.run_loop(tmp_path / "az", 2)

@@ -105,6 +105,9 @@ class LoopConfig:
         return cls(**d)
 
 
+SELFPLAY_ROUNDS = 3     # passes over an iteration's self-play batches before giving up on lost ones
+
+
 class LoopError(RuntimeError):
     """A run folder that cannot be continued (the message says why)."""
 
@@ -302,15 +305,23 @@ class Loop:
         from .selfplay import run_selfplay
         c = self.cfg
         t = time.perf_counter()
-        summary = run_selfplay(
-            self.best, self.data_dir, games=c.games_per_iter, workers=c.workers,
-            visits_full=c.visits_full, visits_fast=c.visits_fast, p_full=c.p_full,
-            board_size=(c.width, c.height or c.width), rule=c.rule, n=c.n,
-            seed=c.seed * 1_000_003 + i, openings=c.openings, prefix=f"it{i:04d}",
-            pool=self.pool(),
-            log=lambda rec: self._emit({"iteration": i, "note": rec["note"]} if rec.get("lost")
-                                       else {"iteration": i, "selfplay_batch": rec}),
-            **c.selfplay)
+        # a batch lost with its worker (all attempts) is played again here, since the phase only
+        # moves on with every batch on disk; run_selfplay skips the batches already written
+        for round_ in range(SELFPLAY_ROUNDS):
+            summary = run_selfplay(
+                self.best, self.data_dir, games=c.games_per_iter, workers=c.workers,
+                visits_full=c.visits_full, visits_fast=c.visits_fast, p_full=c.p_full,
+                board_size=(c.width, c.height or c.width), rule=c.rule, n=c.n,
+                seed=c.seed * 1_000_003 + i, openings=c.openings, prefix=f"it{i:04d}",
+                pool=self.pool(),
+                log=lambda rec: self._emit({"iteration": i, "note": rec["note"]} if rec.get("lost")
+                                           else {"iteration": i, "selfplay_batch": rec}),
+                **c.selfplay)
+            if not summary.get("lost_batches"):
+                break
+        else:
+            raise LoopError(f"iteration {i}: self-play batches {summary['lost_batches']} were lost "
+                            f"with their workers {SELFPLAY_ROUNDS} times; rerun to play them")
         summary.pop("config", None)
         cur["selfplay"] = summary
         cur["elapsed"]["selfplay"] = round(cur["elapsed"].get("selfplay", 0.0)

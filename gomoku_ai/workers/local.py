@@ -8,7 +8,9 @@ noticed at once and its task started again on a fresh worker.
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import signal
+import threading
 import time
 import traceback
 from collections import deque
@@ -18,9 +20,25 @@ from typing import Any, Callable, Deque, Dict, Iterable, Iterator, Optional, Tup
 from .base import Pool, Task, TaskResult, WorkerError, WorkerSpec
 
 
-def _worker_main(conn: Any, spec: WorkerSpec) -> None:
+MAX_START_FAILURES = 3     # workers in a row that die or hang before they are ready: give up
+
+
+def _watch_driver(driver_pid: int, period_s: float = 1.0) -> None:
+    """End this worker when the driver is gone (killed with SIGKILL, out of memory): a task left
+    running would compete with the resumed run. A daemon thread polling the parent pid."""
+    def watch() -> None:
+        while True:
+            time.sleep(period_s)
+            if os.getppid() != driver_pid:
+                os._exit(3)
+    threading.Thread(target=watch, name="driver-watch", daemon=True).start()
+
+
+def _worker_main(conn: Any, spec: WorkerSpec, driver_pid: Optional[int] = None) -> None:
     """Entry point of a worker process."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # the driver decides what Ctrl-C does
+    if driver_pid is not None:
+        _watch_driver(driver_pid)
     try:
         worker = spec.build()
     except BaseException:  # noqa: BLE001 - reported, then the process ends
@@ -47,6 +65,11 @@ def _worker_main(conn: Any, spec: WorkerSpec) -> None:
                 conn.send(reply)
             except (OSError, EOFError, BrokenPipeError):
                 break
+            except Exception:  # noqa: BLE001 - e.g. a result that cannot be pickled
+                try:
+                    conn.send(("error", task_id, traceback.format_exc()))
+                except (OSError, EOFError, BrokenPipeError):
+                    break
     finally:
         close = getattr(worker, "close", None)
         if callable(close):
@@ -60,7 +83,7 @@ class _Proc:
     def __init__(self, ctx: Any, spec: WorkerSpec, wid: int) -> None:
         self.wid = wid
         self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker_main, args=(child, spec), daemon=True,
+        self.proc = ctx.Process(target=_worker_main, args=(child, spec, os.getpid()), daemon=True,
                                 name=f"gomoku-worker-{wid}")
         self.proc.start()
         child.close()
@@ -98,6 +121,7 @@ class LocalPool(Pool):
         self._next_task = 0
         self.start_timeout_s = start_timeout_s
         self._closed = False
+        self._start_failures = 0
 
     # ------------------------------------------------------------------ processes
     def _start(self) -> _Proc:
@@ -109,7 +133,7 @@ class LocalPool(Pool):
 
     def worker_pids(self) -> Dict[str, int]:
         """pid of each live worker process (for tests and diagnostics)."""
-        return {p.name: p.proc.pid for p in self._procs.values() if p.proc.pid is not None}
+        return {p.name: p.proc.pid for p in list(self._procs.values()) if p.proc.pid is not None}
 
     # ------------------------------------------------------------------ running
     def run(self, tasks: Iterable[Task],
@@ -188,6 +212,7 @@ class LocalPool(Pool):
                             if kind == "ready":
                                 p.ready = True
                                 p.deadline = None
+                                self._start_failures = 0
                             elif kind == "init_error":
                                 self._drop(p)
                                 raise WorkerError(f"worker {self.spec.target} could not start:\n{value}")
@@ -242,8 +267,14 @@ class LocalPool(Pool):
         p.kill()
 
     def _lose(self, p: _Proc, why: str) -> Optional[Tuple[Task, int, str]]:
-        """Remove a dead or overdue worker; its task (with the attempts it has used) or None."""
+        """Remove a dead or overdue worker; its task (with the attempts it has used) or None.
+        Raises :class:`WorkerError` when workers keep dying before they are ready."""
         self._drop(p)
+        if not p.ready:
+            self._start_failures += 1
+            if self._start_failures >= MAX_START_FAILURES:
+                raise WorkerError(f"{self._start_failures} workers in a row failed to start "
+                                  f"({self.spec.target}): the last {why}")
         if p.job is None:
             return None
         self.lost_attempts += 1

@@ -21,6 +21,8 @@ from typing import Any, Callable, Deque, Dict, Iterable, Iterator, List, Optiona
 
 from .base import Pool, Shared, Task, TaskResult, WorkerError, WorkerSpec
 
+MAX_START_FAILURES = 3     # replacement actors in a row that cannot start: give up
+
 
 def _import_ray() -> Any:
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
@@ -97,6 +99,7 @@ class _Actor:
     def __init__(self, handle: Any, wid: int) -> None:
         self.handle = handle
         self.wid = wid
+        self.created = time.monotonic()
         self.where = ""
         self.pid: Optional[int] = None
         self.ref: Any = None
@@ -137,6 +140,7 @@ class RayPool(Pool):
         self._actors: Dict[int, _Actor] = {}
         self._next_wid = 0
         self._closed = False
+        self._start_failures = 0
         self.start_timeout_s = start_timeout_s
         first = [self._new_actor() for _ in range(self.size)]
         self._await_info(first, start_timeout_s)
@@ -158,7 +162,7 @@ class RayPool(Pool):
             try:
                 info = ray.get(a.info_ref)
             except ray.exceptions.RayError:
-                a.info_ref = None
+                a.info_ref = None       # the actor could not be built: ``starting`` drops it
                 return
             a.where, a.pid = f"{info['node']}:{info['pid']}", int(info["pid"])
 
@@ -239,6 +243,29 @@ class RayPool(Pool):
                               f"worker {a.name} {why} (attempt {attempts} of {self.max_attempts})",
                               attempts, "")
 
+        def starting(a: _Actor) -> bool:
+            """True while a (replacement) actor is being placed and built; drops it, counting a
+            failed start, when its build failed or it is not up within ``start_timeout_s``."""
+            if a.where:
+                return False
+            self._learn_where(a)
+            if a.where:
+                self._start_failures = 0
+                return False
+            if a.info_ref is None or time.monotonic() - a.created > self.start_timeout_s:
+                self._actors.pop(a.wid, None)
+                try:
+                    ray.kill(a.handle, no_restart=True)
+                except Exception:  # noqa: BLE001
+                    pass
+                self._start_failures += 1
+                why = ("failed to build its worker" if a.info_ref is None
+                       else f"was not up within {self.start_timeout_s:.0f} s")
+                if self._start_failures >= MAX_START_FAILURES:
+                    raise WorkerError(f"{self._start_failures} Ray workers in a row could not "
+                                      f"start ({self.spec.target}): the last {why}")
+            return True
+
         try:
             while True:
                 if stop is not None and stop():
@@ -246,7 +273,9 @@ class RayPool(Pool):
                 while len(self._actors) < self.size:
                     self._new_actor()
                 for a in list(self._actors.values()):
-                    if a.job is None:
+                    # tasks go only to actors that are up: a replacement may still be waiting for
+                    # a free CPU, and its start-up must not count against a task's time limit
+                    if a.job is None and not starting(a):
                         nt = next_task()
                         if nt is None:
                             break
@@ -255,30 +284,39 @@ class RayPool(Pool):
                         a.ref = a.handle.run.remote(task.payload)
                         a.deadline = (time.monotonic() + task.limit_s) if task.limit_s else None
                 busy = {a.ref: a for a in self._actors.values() if a.job is not None}
-                if not busy:
+                if not busy and not retry and exhausted:
                     return
-                ready, _ = ray.wait(list(busy), num_returns=1, timeout=0.5)
+                waiting = list(busy) + [a.info_ref for a in self._actors.values()
+                                        if not a.where and a.info_ref is not None]
+                if not waiting:          # not expected: every actor idle and up, tasks left
+                    time.sleep(0.05)
+                    continue
+                ready, _ = ray.wait(waiting, num_returns=1, timeout=0.5)
                 for ref in ready:
-                    a = busy[ref]
+                    a = busy.get(ref)
+                    if a is None:           # an actor's start-up answer: handled above
+                        continue
                     self._learn_where(a, 5.0)    # answered before the task (actors run in order)
                     task, attempts = a.job  # type: ignore[misc]
                     try:
                         value = ray.get(ref)
                     except ray.exceptions.RayTaskError as e:
-                        a.job = None
+                        a.job, a.ref = None, None
                         yield TaskResult(task.key, "error", None, str(e), attempts, a.name)
                     except ray.exceptions.RayError as e:
                         r = lose(a, f"died ({type(e).__name__})")
                         if r is not None:
                             yield r
                     else:
-                        a.job = None
+                        a.job, a.ref = None, None    # the result is not pinned in the store
                         yield TaskResult(task.key, "ok", value, None, attempts, a.name)
                     if stop is not None and stop():
                         return
                 now = time.monotonic()
                 for a in list(self._actors.values()):
                     if a.job is not None and a.deadline is not None and now > a.deadline:
+                        if ray.wait([a.ref], timeout=0)[0]:
+                            continue        # it did finish: collected on the next pass
                         r = lose(a, "ran past its task's time limit")
                         if r is not None:
                             yield r

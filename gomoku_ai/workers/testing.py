@@ -44,3 +44,20 @@ class ProbeWorker:
         return {"x": payload.get("x"), "y": (payload.get("x") or 0) ** 2, "pid": os.getpid(),
                 "ran": self.ran, "tag": self.tag, "threads": os.environ.get("OMP_NUM_THREADS"),
                 "data_len": None if data is None else len(data)}
+
+
+class DiesAtStart:
+    """A worker whose process dies while it is being built (as a crash on import would)."""
+
+    def __init__(self) -> None:
+        os._exit(7)
+
+    def run(self, payload: Any) -> Any:  # pragma: no cover - never built
+        return payload
+
+
+class Unpicklable:
+    """Returns a value that cannot be sent back (a lambda)."""
+
+    def run(self, payload: Any) -> Any:
+        return lambda: payload
