@@ -283,7 +283,8 @@ class MCTS:
                         break
                     hit = np.flatnonzero(node.moves == m)
                     node = node.children[int(hit[0])] if len(hit) else None
-        if node is None or node.terminal is not None:
+        reused = not (node is None or node.terminal is not None)
+        if not reused:
             self.n_nodes = 1
             node = Node()
             self._init_root_threats(node, board)
@@ -291,6 +292,14 @@ class MCTS:
             self.n_nodes = self._count(node)
         self.root = node
         self.root_key = key_prefix + (moves, board.side_to_move)
+        if reused and node.expanded:
+            self.prepare_root(node, reused=True)
+
+    def prepare_root(self, node: Node, reused: bool) -> None:
+        """Extension point, called once per search as soon as the root has priors: when a kept
+        subtree becomes the root (``reused=True``) or right after a fresh root is expanded
+        (``reused=False``). The base class does nothing; self-play adds Dirichlet noise here
+        (:class:`gomoku_ai.training.selfplay.SelfPlayMCTS`). May change ``node.P``/``node.PU``."""
 
     def _count(self, node: Node) -> int:
         total, stack = 0, [node]
@@ -504,6 +513,8 @@ class MCTS:
         node.Q = np.full(k, fpu)
         node.PU = p.copy()
         node.children = [None] * k
+        if is_root and node is self.root:
+            self.prepare_root(node, reused=False)
 
 
 def _near_mask(board: Board, radius: int) -> np.ndarray:

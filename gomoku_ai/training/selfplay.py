@@ -109,8 +109,8 @@ class SelfPlayMCTS(MCTS):
     """MCTS whose root priors get Dirichlet noise while :attr:`noise` is on, on a fresh root (at
     its expansion) *and* on a reused one (at attach time): ``alpha = noise_total / k``.
 
-    Overrides two internal hooks of :class:`~gomoku_ai.mcts.MCTS` (``_attach``, ``_expand``)
-    because its own ``dirichlet_alpha`` only reaches roots expanded as roots, not reused subtrees.
+    Uses the :meth:`~gomoku_ai.mcts.MCTS.prepare_root` hook, since the base class's own
+    ``dirichlet_alpha`` only reaches roots expanded as roots, not reused subtrees.
     """
 
     def __init__(self, evaluator: Evaluator, config: Optional[MCTSConfig] = None, seed: int = 0,
@@ -133,15 +133,8 @@ class SelfPlayMCTS(MCTS):
         node.PU = p / (1.0 + node.N)
         self.noised_roots += 1
 
-    def _attach(self, board: Board) -> None:
-        super()._attach(board)
-        root = self.root
-        if self.noise and root is not None and root.expanded and root.proven == 0:
-            self._add_noise(root)
-
-    def _expand(self, node: Node, logits: np.ndarray, value: float, is_root: bool) -> None:
-        super()._expand(node, logits, value, is_root)
-        if self.noise and is_root and node is self.root and node.proven == 0:
+    def prepare_root(self, node: Node, reused: bool) -> None:
+        if self.noise and node.proven == 0:
             self._add_noise(node)
 
 
