@@ -25,8 +25,9 @@ from gomoku_ai.records import read_sgf_games
 from gomoku_ai.rules import BLACK, WHITE, Termination
 from gomoku_ai.training.dataset import load_shard
 from gomoku_ai.training.selfplay import (ResignTracker, SelfPlayMCTS, is_false_resignation,
-                                         read_jsonl, run_selfplay, selfplay_spec)
-from gomoku_ai.workers import ModelRef, make_pool
+                                         SelfPlayWorker, read_jsonl, run_selfplay,
+                                         selfplay_spec)
+from gomoku_ai.workers import ModelRef, WorkerSpec, make_pool
 
 TINY = dict(blocks=2, channels=8, head_channels=8, value_fc=16)
 SP = dict(board_size=7, n=4, visits_full=16, visits_fast=4, p_full=0.5, games_per_shard=2)
@@ -178,22 +179,32 @@ def test_a_callers_pool_outlives_the_call_and_gets_new_versions(played, tiny_mod
     assert_same_batches(out, tmp_path / "a", ("sp-00000", "sp-00001"))
 
 
+class DiesOnBatch2(SelfPlayWorker):
+    """A self-play worker whose process dies (as a killed one would) the first time it is given
+    batch 2; the marker file says it happened."""
+
+    def __init__(self, marker: str, **kw) -> None:
+        super().__init__(**kw)
+        self.marker = marker
+
+    def run(self, payload):
+        if payload.get("batch") == 2 and not os.path.exists(self.marker):
+            Path(self.marker).write_text(str(os.getpid()))
+            os._exit(9)
+        return super().run(payload)
+
+
 def test_a_lost_batch_is_not_played_and_a_rerun_plays_it(tiny_model, tmp_path) -> None:
     """A worker killed with every attempt lost (max_attempts=1): no shard, a ``lost`` line, the
     other batches go on; the rerun plays exactly that batch, and the result equals a clean run."""
     ref = tmp_path / "ref"
     run_selfplay(tiny_model, ref, games=8, workers=0, seed=5, **SP)
     out = tmp_path / "out"
-    killed = []
-    with make_pool(selfplay_spec(), 2, max_attempts=1) as pool:
-        def log(rec) -> None:
-            if not killed and not rec.get("lost"):
-                # the worker that just finished is idle; of the two batches left, one goes to it
-                pid = pool.worker_pids()[rec["worker"]]
-                os.kill(pid, signal.SIGKILL)
-                killed.append(pid)
-        first = run_selfplay(tiny_model, out, games=8, seed=5, pool=pool, log=log, **SP)
-    assert killed and len(first["lost_batches"]) == 1 and first["played_batches"] == 3
+    marker = tmp_path / "died"
+    spec = WorkerSpec(f"{__name__}:DiesOnBatch2", {"marker": str(marker)}, threads=1)
+    with make_pool(spec, 2, max_attempts=1) as pool:
+        first = run_selfplay(tiny_model, out, games=8, seed=5, pool=pool, **SP)
+    assert marker.exists() and first["lost_batches"] == [2] and first["played_batches"] == 3
     lost = first["lost_batches"][0]
     assert not (out / f"sp-{lost:05d}.npz").exists()
     lines = read_jsonl(out / "selfplay.jsonl")
