@@ -553,50 +553,6 @@ def write_batch(out_dir: Union[str, os.PathLike], prefix: str, batch: int,
     return stats
 
 
-# ---------------------------------------------------------------------------- older drivers
-@dataclass
-class _Context:
-    """What workers of the previous version of this module were given (kept, with
-    :func:`_worker_init` and :func:`_worker_batch`, so that a driver started before an update, e.g.
-    a training loop still running, can spawn workers from the updated code)."""
-
-    model: str
-    cfg: SelfPlayConfig
-    out_dir: str
-    prefix: str
-    seed: int
-    openings: Optional[List[Opening]]
-    backend: str = "auto"
-
-
-class _Runner:
-    """Plays and writes batches for a :class:`_Context` (the previous worker protocol)."""
-
-    def __init__(self, ctx: _Context) -> None:
-        self.ctx = ctx
-        self.worker = SelfPlayWorker(ctx.backend)
-
-    def run_batch(self, task: Tuple[int, int, int]) -> Dict[str, Any]:
-        batch, first, count = task
-        ctx = self.ctx
-        played = self.worker.run(_batch_payload(ctx.model, ctx.cfg, ctx.seed, ctx.openings,
-                                                ctx.prefix, batch, first, count))
-        return write_batch(ctx.out_dir, ctx.prefix, batch, played, f"pid-{os.getpid()}")
-
-
-_WORKER: Optional[_Runner] = None
-
-
-def _worker_init(ctx: _Context) -> None:
-    global _WORKER
-    _WORKER = _Runner(ctx)
-
-
-def _worker_batch(task: Tuple[int, int, int]) -> Dict[str, Any]:
-    assert _WORKER is not None
-    return _WORKER.run_batch(task)
-
-
 # ============================================================================ the driver
 def _append_jsonl(path: Path, rec: Dict[str, Any]) -> None:
     with open(path, "a", encoding="utf-8") as f:
