@@ -362,9 +362,14 @@ def test_27_rectstart(engine, eol):
     e.send("RECTSTART 20,15", f"INFO timeout_turn {FAST_TURN}", eol=eol)
     assert e.reply() == "OK"
     e.send("TURN 19,14", eol=eol)
-    for opp in [(0, 14), (19, 0), (18, 14), (0, 0)]:
+    taken = {(19, 14)}
+    corners = [(0, 14), (19, 0), (18, 14), (0, 0), (1, 14), (18, 0), (17, 14), (1, 0)]
+    for _ in range(4):
         x, y = e.move()
-        assert 0 <= x < 20 and 0 <= y < 15
+        assert 0 <= x < 20 and 0 <= y < 15 and (x, y) not in taken
+        taken.add((x, y))
+        opp = next(c for c in corners if c not in taken)   # far from the centre, never taken
+        taken.add(opp)
         e.send(f"TURN {opp[0]},{opp[1]}", eol=eol)
     x, y = e.move()
     assert 0 <= x < 20 and 0 <= y < 15
@@ -748,9 +753,9 @@ def test_board_size_chooses_the_shipped_network(monkeypatch):
     brain = Brain(io.BytesIO(script.encode()), out, player_factory=Recording())
     assert brain.run() == 0
     assert out.getvalue().decode().split() == ["OK"] * 7
-    assert made == [(Rule.FREESTYLE, 15, 15, "freestyle15-4x32"),
+    assert made == [(Rule.FREESTYLE, 15, 15, "freestyle15-4x32-sp"),
                     (Rule.FREESTYLE, 8, 8, "gomoku8-4x32"),
-                    (Rule.FREESTYLE, 15, 15, "freestyle15-4x32"),
+                    (Rule.FREESTYLE, 15, 15, "freestyle15-4x32-sp"),
                     (Rule.STANDARD, 15, 15, "freestyle15-4x32")]   # index: "standard" before freestyle@8x8
     assert player_source(brain.player).endswith("freestyle15-4x32")
 

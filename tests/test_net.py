@@ -593,15 +593,18 @@ def test_shipped_list_models_and_factory_keys(models_env):
     assert PlayerFactory("m8").key(Rule.FREESTYLE, 15, 15) == (Rule.FREESTYLE, str(d / "m8"))
 
 
-def test_shipped_repository_index_picks_the_8x8_network(monkeypatch):
+def test_shipped_repository_index_picks_by_rule_and_size(monkeypatch):
     from gomoku_ai.rules import Rule
     from gomoku_ai.shipped import default_model, list_models, models_dir
     for var in ("PYGOMOKU_MODELS", "PYGOMOKU_HOME"):
         monkeypatch.delenv(var, raising=False)
     assert models_dir() == ROOT / "models"
     assert default_model(Rule.FREESTYLE, 8).name == "gomoku8-4x32"
-    assert default_model(Rule.FREESTYLE, 15).name == "freestyle15-4x32"
-    assert default_model(Rule.FREESTYLE, 20).name == "freestyle15-4x32"
-    assert default_model(Rule.RENJU, 15).name == "freestyle15-4x32"
+    assert default_model(Rule.FREESTYLE, 15).name == "freestyle15-4x32-sp"    # self-play successor
+    assert default_model(Rule.FREESTYLE, 20).name == "freestyle15-4x32-sp"
+    assert default_model(Rule.FREESTYLE, 10).name == "freestyle15-4x32-sp"    # gomoku10 not indexed
+    assert default_model(Rule.RENJU, 15).name == "freestyle15-4x32"           # measured under renju
+    assert default_model(Rule.STANDARD, 8).name == "freestyle15-4x32"
     sizes = {m["name"]: m["board_sizes"] for m in list_models()}
     assert sizes["gomoku8-4x32"] == [[8, 8]] and sizes["freestyle15-4x32"] == [[15, 15]]
+    assert sizes["gomoku10-4x32"] == [[10, 10]] and sizes["freestyle15-4x32-sp"] == [[15, 15]]

@@ -67,6 +67,16 @@ def raw_exchange(port: int, data: bytes, wait_s: float = 5.0) -> bytes:
     return out
 
 
+def _default_net() -> dict:
+    """The description (json) of the network the shipped index names for freestyle."""
+    name = json.loads((ROOT / "models" / "index.json").read_text())["freestyle"]
+    return json.loads((ROOT / "models" / f"{name}.json").read_text())
+
+
+DEFAULT_NET = _default_net()
+DEFAULT_TAG = f"model={DEFAULT_NET['name']}@{DEFAULT_NET['version']}"
+
+
 @pytest.fixture(scope="module")
 def server():
     cfg = serve.ServeConfig(host=HOST, port=0, workers=2, queue=64, max_visits=400,
@@ -87,7 +97,7 @@ def port(server):
 def test_health(port):
     st, js, hd = call(port, "GET", "/health")
     assert st == 200 and hd["content-type"].startswith("application/json")
-    meta = json.loads((ROOT / "models" / "freestyle15-4x32.json").read_text())
+    meta = DEFAULT_NET
     assert js["status"] == "ok"
     assert js["engine_version"] == __version__
     assert js["model"]["name"] == meta["name"]
@@ -133,7 +143,7 @@ def test_search_answer_shape_and_clamp(port):
     occupied = {(7, 7), (8, 8)}
     assert (js["x"], js["y"]) not in occupied
     assert [p["move"] for p in js["pv"]][0] == js["move"]
-    assert js["model"]["name"] == "freestyle15-4x32"
+    assert js["model"]["name"] == DEFAULT_NET["name"]
 
 
 def test_limits_clamp_unit():
@@ -180,7 +190,7 @@ def test_the_shipped_model_is_chosen_by_board_size(port):
     st, js, _ = call(port, "POST", "/move", {"moves": ["d4"], "size": 8, "visits": 50})
     assert st == 200 and js["model"]["name"] == "gomoku8-4x32"
     st, js, _ = call(port, "POST", "/analyze", {"moves": ["h8"], "size": 15})
-    assert st == 200 and js["model"]["name"] == "freestyle15-4x32"
+    assert st == 200 and js["model"]["name"] == DEFAULT_NET["name"]
 
 
 # ------------------------------------------------------------------------------------- errors
@@ -449,7 +459,7 @@ def test_requests_are_logged(port, caplog):
         call(port, "POST", "/move", {"moves": ["h8"], "visits": -1})
         time.sleep(0.05)
     lines = [r.getMessage() for r in caplog.records if r.name == "gomoku.serve"]
-    assert any("POST /move 200" in m and "model=freestyle15-4x32@0" in m for m in lines), lines
+    assert any("POST /move 200" in m and DEFAULT_TAG in m for m in lines), lines
     assert any("POST /move 400" in m and "bad_limit" in m for m in lines), lines
 
 
@@ -479,7 +489,7 @@ def test_cli_serve_subprocess(tmp_path):
         assert p.wait(timeout=10) == 0
         text = logf.read_text()
         assert "version=0" in text and "POST /move 200" in text
-        assert "model=freestyle15-4x32@0" in text
+        assert DEFAULT_TAG in text
     finally:
         if p.poll() is None:
             p.kill()

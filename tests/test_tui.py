@@ -377,7 +377,7 @@ def test_gomoku_play_default_network_follows_the_board_size(shipped_models):
     rc, text = _play(["--size", "8", "--visits", "5"])
     assert rc == 0 and "Engine: gomoku8-4x32, 5 visits" in text
     rc, text = _play(["--size", "15", "--visits", "5"])
-    assert rc == 0 and "Engine: freestyle15-4x32, 5 visits" in text
+    assert rc == 0 and "Engine: freestyle15-4x32-sp, 5 visits" in text
     rc, text = _play(["--size", "8", "--rule", "renju", "--visits", "5"])   # index: renju -> the 15x15 one
     assert rc == 0 and "Engine: freestyle15-4x32, 5 visits" in text
 
@@ -400,7 +400,7 @@ def test_new_game_on_another_size_switches_the_network(shipped_models):
 
     def net():
         return ui.player.evaluator.network.basename.name
-    assert net() == "freestyle15-4x32"
+    assert net() == "freestyle15-4x32-sp"
     p15 = ui.player
     ui.cmd_new(["20"])
     assert ui.player is p15                       # same network for 20x20: the player is kept
