@@ -161,6 +161,10 @@ def test_model_ref_versions_and_cache(tmp_path: Path) -> None:
     v3, _ = cache.get(other)
     assert v3 != v1 and cache.loads == 2
     assert not loaded[0].parent.exists()                        # the old version's copy is removed
+    copy = loaded[1].parent
+    v4, _ = cache.get(str(REPO / "models" / "gomoku8-4x32"))       # a shared path: loaded in place
+    assert v4 == v1 and cache.loads == 3 and loaded[2] == REPO / "models" / "gomoku8-4x32"
+    assert not copy.exists()                                         # the last copy is removed too
     cache.close()
     with pytest.raises(ValueError, match="no such model"):
         ModelRef.from_path(tmp_path / "missing")

@@ -84,6 +84,7 @@ class ModelCache:
         if isinstance(ref, (str, Path)):
             version = model_version(ref)
             if version != self.version:
+                self._cleanup()              # a copy of an earlier ModelRef is no longer needed
                 self._set(version, self.make(_base(ref)))
             return self.version, self.value  # type: ignore[return-value]
         if ref.version != self.version:
