@@ -28,8 +28,9 @@ from __future__ import annotations
 import importlib
 import os
 from abc import ABC, abstractmethod
+from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Hashable, Iterable, Iterator, Optional
+from typing import Any, Callable, Deque, Dict, Hashable, Iterable, Iterator, Optional, Tuple
 
 BACKENDS = ("local", "ray")
 
@@ -113,6 +114,49 @@ def resolve(obj: Any) -> Any:
             return ray.get(obj.value)
         return obj.value
     return obj
+
+
+class TaskQueue:
+    """The tasks of one :meth:`Pool.run`: new ones drawn lazily from the caller's iterable, lost
+    ones put back first (with the attempts they used); duplicate keys refused."""
+
+    def __init__(self, tasks: Iterable[Task]) -> None:
+        self._source = iter(tasks)
+        self._retry: Deque[Tuple[Task, int]] = deque()
+        self._seen: set = set()
+        self.exhausted = False             # the caller's iterable has no task left
+
+    def next(self) -> Optional[Tuple[Task, int]]:
+        """``(task, attempts so far)``, or None when nothing is left to hand out now."""
+        if self._retry:
+            return self._retry.popleft()
+        if self.exhausted:
+            return None
+        try:
+            t = next(self._source)
+        except StopIteration:
+            self.exhausted = True
+            return None
+        if t.key in self._seen:
+            raise WorkerError(f"task key {t.key!r} given twice")
+        self._seen.add(t.key)
+        return t, 0
+
+    def put_back(self, task: Task, attempts: int, first: bool = False) -> None:
+        (self._retry.appendleft if first else self._retry.append)((task, attempts))
+
+    def empty(self) -> bool:
+        """Nothing to retry and the caller's iterable is used up."""
+        return self.exhausted and not self._retry
+
+    def lost(self, task: Task, attempts: int, why: str, max_attempts: int) -> Optional[TaskResult]:
+        """A lost attempt: put the task back while attempts remain (None), else its ``lost``
+        result."""
+        if attempts < max_attempts:
+            self.put_back(task, attempts)
+            return None
+        return TaskResult(task.key, "lost", None, f"{why} (attempt {attempts} of {max_attempts})",
+                          attempts, "")
 
 
 class Pool(ABC):

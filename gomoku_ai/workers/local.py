@@ -13,11 +13,10 @@ import signal
 import threading
 import time
 import traceback
-from collections import deque
 from multiprocessing.connection import wait as mp_wait
-from typing import Any, Callable, Deque, Dict, Iterable, Iterator, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
-from .base import Pool, Task, TaskResult, WorkerError, WorkerSpec
+from .base import Pool, Task, TaskQueue, TaskResult, WorkerError, WorkerSpec
 
 
 MAX_START_FAILURES = 3     # workers in a row that die or hang before they are ready: give up
@@ -140,26 +139,7 @@ class LocalPool(Pool):
             stop: Optional[Callable[[], bool]] = None) -> Iterator[TaskResult]:
         if self._closed:
             raise WorkerError("the pool is closed")
-        source = iter(tasks)
-        retry: Deque[Tuple[Task, int]] = deque()     # (task, attempts so far)
-        exhausted = False
-        seen = set()
-
-        def next_task() -> Optional[Tuple[Task, int]]:
-            nonlocal exhausted
-            if retry:
-                return retry.popleft()
-            if exhausted:
-                return None
-            try:
-                t = next(source)
-            except StopIteration:
-                exhausted = True
-                return None
-            if t.key in seen:
-                raise WorkerError(f"task key {t.key!r} given twice")
-            seen.add(t.key)
-            return t, 0
+        queue = TaskQueue(tasks)
 
         def stopping() -> bool:
             return stop is not None and bool(stop())
@@ -168,10 +148,11 @@ class LocalPool(Pool):
             while True:
                 if stopping():
                     return
+                lost: List[Optional[TaskResult]] = []
                 # hand out work to every idle, ready worker
                 for p in list(self._procs.values()):
                     if p.ready and p.job is None:
-                        nt = next_task()
+                        nt = queue.next()
                         if nt is None:
                             break
                         task, attempts = nt
@@ -182,21 +163,16 @@ class LocalPool(Pool):
                         try:
                             p.conn.send((tid, task.payload))
                         except (OSError, BrokenPipeError):
-                            lost = self._lose(p, "could not be given a task")
-                            if lost is not None:
-                                r = self._retry_or_fail(lost)
-                                if isinstance(r, TaskResult):
-                                    yield r
-                                elif r is not None:
-                                    retry.append(r)
+                            lost.append(self._lose(p, "could not be given a task", queue))
                 busy = [p for p in self._procs.values() if p.job is not None or not p.ready]
                 if not busy:
-                    nt = next_task()
+                    nt = queue.next()
                     if nt is None:
+                        yield from (r for r in lost if r is not None)
                         return
-                    retry.appendleft(nt)
+                    queue.put_back(*nt, first=True)
                 # keep the pool at full size while there is work
-                while len(self._procs) < self.size and (retry or not exhausted):
+                while len(self._procs) < self.size and not queue.empty():
                     self._start()
                 busy = [p for p in self._procs.values() if p.job is not None or not p.ready]
                 conns = {p.conn: p for p in busy}
@@ -226,36 +202,18 @@ class LocalPool(Pool):
                                 if stopping():
                                     return
                     except (EOFError, OSError):
-                        lost = self._lose(p, "died (its pipe closed)")
-                        if lost is not None:
-                            r = self._retry_or_fail(lost)
-                            if isinstance(r, TaskResult):
-                                yield r
-                            elif r is not None:
-                                retry.append(r)
+                        lost.append(self._lose(p, "died (its pipe closed)", queue))
                 for obj in ready:
                     p = sentinels.get(obj)
-                    if p is None or p.wid not in self._procs:
-                        continue
-                    lost = self._lose(p, f"died (exit code {p.proc.exitcode})")
-                    if lost is not None:
-                        r = self._retry_or_fail(lost)
-                        if isinstance(r, TaskResult):
-                            yield r
-                        elif r is not None:
-                            retry.append(r)
+                    if p is not None and p.wid in self._procs:
+                        lost.append(self._lose(p, f"died (exit code {p.proc.exitcode})", queue))
                 now = time.monotonic()
                 for p in list(self._procs.values()):
                     if p.deadline is not None and now > p.deadline:
                         why = ("ran past its task's time limit" if p.ready
                                else f"did not start within {self.start_timeout_s:.0f} s")
-                        lost = self._lose(p, why)
-                        if lost is not None:
-                            r = self._retry_or_fail(lost)
-                            if isinstance(r, TaskResult):
-                                yield r
-                            elif r is not None:
-                                retry.append(r)
+                        lost.append(self._lose(p, why, queue))
+                yield from (r for r in lost if r is not None)
         finally:
             # tasks still running are abandoned: their workers are killed (they may be mid-game)
             for p in list(self._procs.values()):
@@ -266,9 +224,10 @@ class LocalPool(Pool):
         self._procs.pop(p.wid, None)
         p.kill()
 
-    def _lose(self, p: _Proc, why: str) -> Optional[Tuple[Task, int, str]]:
-        """Remove a dead or overdue worker; its task (with the attempts it has used) or None.
-        Raises :class:`WorkerError` when workers keep dying before they are ready."""
+    def _lose(self, p: _Proc, why: str, queue: TaskQueue) -> Optional[TaskResult]:
+        """Remove a dead or overdue worker. Its task goes back to ``queue`` while attempts remain;
+        returns the task's ``lost`` result once they are used up (else None). Raises
+        :class:`WorkerError` when workers keep dying before they are ready."""
         self._drop(p)
         if not p.ready:
             self._start_failures += 1
@@ -279,14 +238,7 @@ class LocalPool(Pool):
             return None
         self.lost_attempts += 1
         _, task, attempts = p.job
-        return task, attempts, f"worker {p.name} {why}"
-
-    def _retry_or_fail(self, lost: Tuple[Task, int, str]) -> Any:
-        task, attempts, why = lost
-        if attempts < self.max_attempts:
-            return task, attempts
-        return TaskResult(task.key, "lost", None, f"{why} (attempt {attempts} of {self.max_attempts})",
-                          attempts, "")
+        return queue.lost(task, attempts, f"worker {p.name} {why}", self.max_attempts)
 
     def close(self) -> None:
         if self._closed:

@@ -16,10 +16,9 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections import deque
-from typing import Any, Callable, Deque, Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
-from .base import Pool, Shared, Task, TaskResult, WorkerError, WorkerSpec
+from .base import Pool, Shared, Task, TaskQueue, TaskResult, WorkerError, WorkerSpec
 
 MAX_START_FAILURES = 3     # replacement actors in a row that cannot start: give up
 
@@ -206,26 +205,7 @@ class RayPool(Pool):
         if self._closed:
             raise WorkerError("the pool is closed")
         ray = self._ray
-        source = iter(tasks)
-        retry: Deque[Tuple[Task, int]] = deque()
-        exhausted = False
-        seen = set()
-
-        def next_task() -> Optional[Tuple[Task, int]]:
-            nonlocal exhausted
-            if retry:
-                return retry.popleft()
-            if exhausted:
-                return None
-            try:
-                t = next(source)
-            except StopIteration:
-                exhausted = True
-                return None
-            if t.key in seen:
-                raise WorkerError(f"task key {t.key!r} given twice")
-            seen.add(t.key)
-            return t, 0
+        queue = TaskQueue(tasks)
 
         def lose(a: _Actor, why: str) -> Optional[TaskResult]:
             self._actors.pop(a.wid, None)
@@ -234,14 +214,9 @@ class RayPool(Pool):
             except Exception:  # noqa: BLE001 - already gone
                 pass
             task, attempts = a.job  # type: ignore[misc]
-            a.job = None
+            a.job, a.ref = None, None
             self.lost_attempts += 1
-            if attempts < self.max_attempts:
-                retry.append((task, attempts))
-                return None
-            return TaskResult(task.key, "lost", None,
-                              f"worker {a.name} {why} (attempt {attempts} of {self.max_attempts})",
-                              attempts, "")
+            return queue.lost(task, attempts, f"worker {a.name} {why}", self.max_attempts)
 
         def starting(a: _Actor) -> bool:
             """True while a (replacement) actor is being placed and built; drops it, counting a
@@ -276,7 +251,7 @@ class RayPool(Pool):
                     # tasks go only to actors that are up: a replacement may still be waiting for
                     # a free CPU, and its start-up must not count against a task's time limit
                     if a.job is None and not starting(a):
-                        nt = next_task()
+                        nt = queue.next()
                         if nt is None:
                             break
                         task, attempts = nt
@@ -284,7 +259,7 @@ class RayPool(Pool):
                         a.ref = a.handle.run.remote(task.payload)
                         a.deadline = (time.monotonic() + task.limit_s) if task.limit_s else None
                 busy = {a.ref: a for a in self._actors.values() if a.job is not None}
-                if not busy and not retry and exhausted:
+                if not busy and queue.empty():
                     return
                 waiting = list(busy) + [a.info_ref for a in self._actors.values()
                                         if not a.where and a.info_ref is not None]
