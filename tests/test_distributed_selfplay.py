@@ -20,7 +20,8 @@ from gomoku_ai.training.gating import run_gate
 from gomoku_ai.training.selfplay import read_jsonl, run_selfplay, selfplay_spec
 from gomoku_ai.workers import ModelRef, make_pool
 
-from test_selfplay import SP, TINY, assert_same_batches, sgf_without_worker
+from test_selfplay import (SP, TINY, assert_same_batches, sgf_without_worker,  # noqa: F401
+                           tiny_model)    # the same tiny network fixture
 
 try:
     import ray  # noqa: F401
@@ -46,14 +47,6 @@ def time_bound() -> Iterator[None]:
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
-
-
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory) -> Path:
-    d = tmp_path_factory.mktemp("model")
-    w = fold_batchnorm(random_model(seed=11, **TINY))
-    export_model(w, {"name": "tiny", "board_sizes": [[7, 7]]}, d / "tiny")
-    return d / "tiny"
 
 
 @pytest.fixture(scope="module")
