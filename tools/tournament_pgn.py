@@ -39,6 +39,8 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence
 
 from gomoku_ai.records import atomic_write_text
 
+from .textwrap_items import pack
+
 RESULTS = ("1-0", "0-1", "1/2-1/2")
 _TERMINATION = {"five": "normal", "board_full": "normal", "adjudication": "adjudication",
                 "time": "time forfeit", "crash": "abandoned", "protocol": "rules infraction",
@@ -70,17 +72,7 @@ def _comment_text(text: str) -> str:
 
 
 def _wrap(words: Sequence[str], width: int = 79) -> List[str]:
-    lines: List[str] = []
-    cur = ""
-    for w in words:
-        if cur and len(cur) + 1 + len(w) > width:
-            lines.append(cur)
-            cur = w
-        else:
-            cur = f"{cur} {w}" if cur else w
-    if cur:
-        lines.append(cur)
-    return lines
+    return pack(words, width)
 
 
 def game_pgn(res: Dict[str, Any], event: str, site: str) -> str:

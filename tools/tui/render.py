@@ -20,6 +20,7 @@ from rich.text import Text
 
 from gomoku_ai.rules import BLACK, EMPTY, WALL, WHITE, Rule, Termination
 
+from ..textwrap_items import pack
 from .session import COLOR_NAME, Analysis, GameSession, column_name, square_name
 
 # ---------------------------------------------------------------------------- themes
@@ -415,16 +416,7 @@ def move_list(session: GameSession, width: int, max_lines: int, theme: Theme) ->
     for k in range(0, len(b.moves), 2):
         two = " ".join(square_name(b, m) for m in b.moves[k:k + 2])
         pairs.append(f"{k // 2 + 1}. {two}")
-    lines: List[str] = []
-    cur = ""
-    for p in pairs:
-        if cur and len(cur) + 3 + len(p) > width:
-            lines.append(cur)
-            cur = p
-        else:
-            cur = f"{cur}   {p}" if cur else p
-    if cur:
-        lines.append(cur)
+    lines = pack(pairs, width, sep="   ")
     head = "Moves" + (f" (last {max_lines - 1} lines)" if len(lines) > max_lines - 1 else "") + ":"
     shown = lines[-(max_lines - 1):] if max_lines > 1 else []
     out = [Text(head, "dim")] + [Text(ln, "dim" if theme.color else "") for ln in shown]
