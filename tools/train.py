@@ -148,6 +148,16 @@ def _add_rl_parsers(tsub: Any) -> None:
     lp.add_argument("--device", default=None,
                     help="trainer device: auto (CUDA when present), cpu, cuda[:N]; self-play "
                          "always runs onnxruntime on the CPU")
+    lp.add_argument("--trainer", choices=["auto", "driver", "worker"], default=None,
+                    help="where training runs: driver (this process), worker (a pool worker; "
+                         "on Ray an actor with --trainer-gpus GPUs when the cluster has them), "
+                         "auto (default: a GPU worker when the Ray cluster has a GPU and this "
+                         "machine has none, else the driver)")
+    lp.add_argument("--trainer-gpus", type=float, default=None,
+                    help="GPUs the training worker asks Ray for (default 1)")
+    lp.add_argument("--train-chunk", type=int, default=None,
+                    help="training steps per task on a worker: a lost worker loses at most this "
+                         "many (default 0: the iteration's steps in one task)")
     lp.add_argument("--gate-games", type=int, default=None, help="0: no gating")
     lp.add_argument("--gate-visits", type=int, default=None)
     lp.add_argument("--gate-elo1", type=float, default=None)
@@ -351,7 +361,8 @@ def _run_rl(args: Any) -> int:
                "threads": args.threads, "device": args.device, "gate_games": args.gate_games,
                "gate_visits": args.gate_visits, "gate_elo1": args.gate_elo1,
                "gate_openings": args.gate_openings, "seed": args.seed,
-               "backend": args.backend, "address": args.address}
+               "backend": args.backend, "address": args.address, "trainer": args.trainer,
+               "trainer_gpus": args.trainer_gpus, "train_chunk": args.train_chunk}
         if args.size is not None:
             cfg["width"], cfg["height"] = _size(args.size)
         if args.blocks is not None or args.channels is not None:
@@ -376,10 +387,17 @@ def _run_rl(args: Any) -> int:
             steps = LoopConfig().steps_per_iter
         emit, ctx = _emitter(args.json, iterations=args.iterations, games=args.games,
                              steps=steps)
-        with ctx:
-            state = run_loop(args.run, args.iterations, cfg, init_model=args.init_model,
-                             log=emit, max_seconds=None if args.max_minutes is None
-                             else 60.0 * args.max_minutes)
+        from gomoku_ai.training.loop import LoopError
+        from gomoku_ai.training.remote import TrainerFailed, TrainerLost
+        from gomoku_ai.workers import WorkerError
+        try:
+            with ctx:
+                state = run_loop(args.run, args.iterations, cfg, init_model=args.init_model,
+                                 log=emit, max_seconds=None if args.max_minutes is None
+                                 else 60.0 * args.max_minutes)
+        except (LoopError, WorkerError, TrainerLost, TrainerFailed, ValueError) as e:
+            sys.stderr.write(f"gomoku train loop: {e}\n")
+            return 1
         if isinstance(emit, LiveDisplay):
             print(json.dumps({"state": state}))
         else:

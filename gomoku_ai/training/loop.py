@@ -31,6 +31,11 @@ Self-play batches and gate pairs are tasks of one worker pool kept for the whole
 each): a worker loads a network once per version, and a promoted network reaches the workers as
 the new version named by the next tasks. ``workers = 0`` plays everything in this process.
 
+Training runs in this process, or (``trainer``; :mod:`.remote`) in one training worker kept for
+the run: a Ray actor asking for ``trainer_gpus`` GPUs when the cluster has them (``"auto"`` picks
+it when this machine has no CUDA and the cluster has a GPU). The worker returns checkpoints and log
+lines and this process writes them to ``DIR/train/``, so the folder is the same either way.
+
 Training starts from a random network, or from ``init_model``: a training checkpoint
 (``checkpoint.pt`` of ``gomoku train supervised``; best) or an exported model (folded weights are
 loaded with identity BatchNorm, which is exact in inference but changes train-mode statistics).
@@ -78,6 +83,12 @@ class LoopConfig:
     weight_decay: float = 1e-4
     threads: int = 2
     device: str = "auto"             # trainer device: auto | cpu | cuda (self-play stays on CPU)
+    # where training runs: "driver" (this process), "worker" (a pool worker: a Ray actor with
+    # trainer_gpus GPUs when the cluster has them), "auto" (a GPU worker when the Ray cluster has
+    # a GPU and this process has none, else the driver)
+    trainer: str = "auto"
+    trainer_gpus: float = 1.0
+    train_chunk: int = 0             # steps per training task on a worker (0: the iteration's)
     # where self-play and gate games run (workers >= 1): local processes or Ray actors
     backend: str = "local"           # local | ray
     address: Optional[str] = None    # ray: None (a private instance), "auto", "HOST:PORT"
@@ -102,6 +113,10 @@ class LoopConfig:
         if d.get("backend", "local") not in BACKENDS:
             raise ValueError(f"unknown backend {d['backend']!r} (choose from "
                              f"{', '.join(BACKENDS)})")
+        from .remote import TRAINER_CHOICES
+        if d.get("trainer", "auto") not in TRAINER_CHOICES:
+            raise ValueError(f"unknown trainer {d['trainer']!r} (choose from "
+                             f"{', '.join(TRAINER_CHOICES)})")
         return cls(**d)
 
 
@@ -110,6 +125,11 @@ SELFPLAY_ROUNDS = 3     # passes over an iteration's self-play batches before gi
 
 class LoopError(RuntimeError):
     """A run folder that cannot be continued (the message says why)."""
+
+
+def _driver_has_cuda() -> bool:
+    import torch
+    return bool(torch.cuda.is_available())
 
 
 # ============================================================================ files
@@ -223,6 +243,9 @@ class Loop:
         self.best = self.dir / "best"
         self._log_cb = log
         self._pool: Any = None
+        self._train_pool: Any = None
+        self._trainer: Optional[Dict[str, Any]] = None
+        self._own_ray = False
         stored: Dict[str, Any] = _read_json(self.config_path) if self.config_path.exists() else {}
         merged = {**stored, **{k: v for k, v in (config or {}).items() if v is not None}}
         if init_model is not None and not self.state_path.exists():
@@ -257,16 +280,69 @@ class Loop:
         if self._pool is None and c.workers >= 1:
             from ..workers import make_pool
             from .selfplay import selfplay_spec
+            self._ensure_ray()
             self._pool = make_pool(selfplay_spec(), c.workers, backend=c.backend,
                                    address=c.address)
             self._emit({"note": f"workers: {json.dumps(self._pool.describe())}"})
         return self._pool
 
+    def _ensure_ray(self) -> None:
+        """With ``backend = "ray"``: join the cluster, or start the private instance with a CPU
+        for each worker and for a training worker, before any pool is made (the pools then share
+        it and :meth:`close` shuts it down)."""
+        c = self.cfg
+        if c.backend != "ray":
+            return
+        from ..workers.ray_backend import _import_ray, init_ray
+        if _import_ray().is_initialized():
+            return
+        extra = {"driver": 0, "auto": 1, "worker": max(1, c.threads)}[c.trainer]
+        init_ray(c.address, num_cpus=max(1, c.workers) + extra if c.address is None else None)
+        self._own_ray = True
+
+    def trainer(self) -> Dict[str, Any]:
+        """Where training runs (decided once per :meth:`run`): ``{"on": "driver"}`` or
+        ``{"on": "worker", "num_gpus": G}`` (see :attr:`LoopConfig.trainer`)."""
+        if self._trainer is None:
+            c = self.cfg
+            self._trainer = {"on": "driver"}
+            if c.trainer != "driver":
+                self._ensure_ray()
+                from .remote import cluster_gpus
+                gpus = cluster_gpus()
+                want = c.trainer_gpus if 0 < c.trainer_gpus <= gpus else 0.0
+                if c.trainer == "worker":
+                    self._trainer = {"on": "worker", "num_gpus": want}
+                elif want > 0 and c.device != "cpu" and not _driver_has_cuda():
+                    self._trainer = {"on": "worker", "num_gpus": want}
+            self._emit({"note": f"trainer: {json.dumps(self._trainer)}"})
+        return self._trainer
+
+    def train_pool(self) -> Any:
+        """The one training worker (started at first use, kept until :meth:`close`)."""
+        if self._train_pool is None:
+            from ..workers import make_pool
+            from .remote import trainer_spec
+            c = self.cfg
+            self._ensure_ray()
+            self._train_pool = make_pool(trainer_spec(c.threads, self.trainer()["num_gpus"]), 1,
+                                         backend=c.backend, address=c.address)
+            self._emit({"note": f"training worker: {json.dumps(self._train_pool.describe())}"})
+        return self._train_pool
+
     def close(self) -> None:
-        """Stop the worker pool (idempotent; :meth:`run` calls it when it returns)."""
-        if self._pool is not None:
-            pool, self._pool = self._pool, None
-            pool.close()
+        """Stop the worker pools, and the private Ray instance this loop started (idempotent;
+        :meth:`run` calls it when it returns)."""
+        for name in ("_pool", "_train_pool"):
+            pool = getattr(self, name)
+            if pool is not None:
+                setattr(self, name, None)
+                pool.close()
+        self._trainer = None
+        if self._own_ray:
+            self._own_ray = False
+            from ..workers.ray_backend import _import_ray
+            _import_ray().shutdown()
 
     def _train_config(self, steps: int):
         from .trainer import TrainConfig
@@ -348,16 +424,31 @@ class Loop:
             metrics.append(m)
             self._emit({"iteration": i, "train_log": m, "train_target": cur["train_target"]})
 
-        tr = Trainer(self._train_config(int(cur["train_target"])), self.train_dir,
-                     log=on_train)
-        start = tr.step
-        final = tr.fit(pos)
+        tcfg = self._train_config(int(cur["train_target"]))
+        if self.trainer()["on"] == "driver":
+            tr = Trainer(tcfg, self.train_dir, log=on_train)
+            start = tr.step
+            final = tr.fit(pos)
+            step, where = tr.step, {"on": "driver", "device": str(tr.device)}
+        else:
+            from .remote import TrainerLost, train_on_pool
+            try:
+                res = train_on_pool(self.train_pool(), asdict(tcfg),
+                                    self.train_dir / "checkpoint.pt", pos, f"it{i:04d}",
+                                    tcfg.steps, c.train_chunk, rounds=SELFPLAY_ROUNDS,
+                                    on_log=on_train)
+            except TrainerLost as e:
+                raise LoopError(f"iteration {i}: {e}; rerun to continue") from e
+            start, step, final = res["start"], res["step"], res["final"]
+            where = {"on": "worker", "worker": res["worker"], "attempts": res.get("attempts"),
+                     **(res["where"] or {})}
         last = next((m for m in reversed(metrics) if "policy_loss" in m), {})
-        cur["train"] = {"steps": tr.step - start, "step": tr.step,
+        cur["train"] = {"steps": step - start, "step": step,
                         **{k: last[k] for k in ("policy_loss", "value_loss", "top1", "lr")
                            if k in last},
-                        **{k: v for k, v in final.items() if k.startswith("val_")}}
-        self.state["train_step"] = tr.step
+                        **{k: v for k, v in final.items() if k.startswith("val_")},
+                        "trainer": where}
+        self.state["train_step"] = step
         cur["elapsed"]["train"] = round(cur["elapsed"].get("train", 0.0)
                                         + time.perf_counter() - t, 2)
         return True

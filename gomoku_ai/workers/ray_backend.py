@@ -56,15 +56,19 @@ def _loopback_only(enabled: bool) -> Iterator[None]:
             os.environ[var] = old_env
 
 
-def init_ray(address: Optional[str] = None, num_cpus: Optional[int] = None) -> Any:
+def init_ray(address: Optional[str] = None, num_cpus: Optional[int] = None,
+             num_gpus: Optional[float] = None) -> Any:
     """Start a private Ray instance on this machine (``address`` None: 127.0.0.1 only, no
-    dashboard, ``num_cpus`` CPUs) or join a cluster (``"auto"`` or ``"HOST:PORT"``); returns the
-    ``ray`` module. Raises :class:`WorkerError` when Ray is missing or the cluster unreachable."""
+    dashboard, ``num_cpus`` CPUs, ``num_gpus`` GPUs; None: what Ray detects) or join a cluster
+    (``"auto"`` or ``"HOST:PORT"``); returns the ``ray`` module. Raises :class:`WorkerError`
+    when Ray is missing or the cluster unreachable."""
     ray = _import_ray()
     kw: Dict[str, Any] = dict(include_dashboard=False, log_to_driver=False, configure_logging=False)
     if address is None:
         if num_cpus is not None:
             kw["num_cpus"] = int(num_cpus)
+        if num_gpus is not None:
+            kw["num_gpus"] = num_gpus
     else:
         kw["address"] = address
     try:
