@@ -21,7 +21,7 @@ from tools import tournament as T
 from tools.tournament_game import GameConfig, TimeControl
 from tools.tournament_players import (InProcessPlayer, SpecError, parse_player, parse_players,
                                       split_player_tokens)
-from tools.tournament_results import ResultsFile
+from tools.tournament_results import ResultsFile, format_summary
 from tools.tournament_schedule import build_schedule, transform_point
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -342,6 +342,58 @@ def test_sprt_match_stops_when_decided(tmp_path, capsys):
     code, text = run_cli(["heuristic:30", "random", "--sprt", "--elo0", 0, "--elo1", 200, "--games", 100,
                           "--out", out, "-j", 1, "--resume"], capsys)
     assert code == 0 and finished_ids(text) == []
+
+
+def test_sprt_on_parallel_workers_stops_where_the_sequential_run_stops(tmp_path, capsys):
+    """Pairs finish out of order on two workers; the SPRT reads the contiguous prefix of finished pairs, so
+    it decides at the same pair as the sequential run, on the same games (any later pair that finished is
+    kept and counted in the standings, not in the test)."""
+    args = ["tactics:30", "random", "--sprt", "--elo0", 0, "--elo1", 200, "--games", 100, "--seed", 4]
+    code, _ = run_cli(args + ["--out", tmp_path / "seq", "-j", 1], capsys)
+    assert code == 0
+    code, text = run_cli(args + ["--out", tmp_path / "par", "-j", 2], capsys)
+    assert code == 0
+    seq = json.loads((tmp_path / "seq" / "summary.json").read_text())
+    par = json.loads((tmp_path / "par" / "summary.json").read_text())
+    assert seq["sprt"]["decision"] == "H1" and seq["sprt"]["pairs"] == seq["sprt"]["pairs_finished"]
+    for k in ("decision", "pairs", "penta", "llr"):
+        assert par["sprt"][k] == seq["sprt"][k], k
+    assert par["stop_reason"] == seq["stop_reason"] == f"SPRT: H1 accepted after {seq['sprt']['pairs']} pairs " \
+        f"({2 * seq['sprt']['pairs']} games)"
+    def games(recs):
+        return {r["game"]: {k: v for k, v in play_only([r])[0].items() if k != "worker"} for r in recs}
+    first = games(r for r in results(tmp_path / "par") if r["pair"] < par["sprt"]["pairs"])
+    assert first == games(results(tmp_path / "seq"))
+    assert "pentanomial over the first" in text
+
+
+def test_the_sprt_reads_the_contiguous_prefix_of_finished_pairs():
+    """Pairs 0-2 and 4-9 complete, pair 3 half played (its second game still running on a worker): the SPRT
+    counts pairs 0-2 only, exactly what a sequential run had seen at that point; the standings count all."""
+    from tools.tournament_results import prefix_penta, summarize
+    recs = []
+    for pair in range(10):
+        for k, g in enumerate((2 * pair, 2 * pair + 1)):
+            if pair == 3 and k == 1:
+                continue
+            a_black = k == 0
+            # player 0 wins every game but the pair-1 ones (a draw and a loss)
+            a_score = {1: (0.5, 0.0)}.get(pair, (1.0, 1.0))[k]
+            result = {1.0: "1-0", 0.0: "0-1", 0.5: "1/2-1/2"}[a_score] if a_black else \
+                {1.0: "0-1", 0.0: "1-0", 0.5: "1/2-1/2"}[a_score]
+            recs.append({"game": g, "pair": pair, "black_index": 0 if a_black else 1,
+                         "white_index": 1 if a_black else 0, "result": result, "termination": "five"})
+    recs.reverse()                                     # finishing order does not matter
+    assert prefix_penta(recs, 0, 1) == ([0, 1, 0, 0, 2], 3)
+    assert prefix_penta(recs, 1, 0) == ([2, 0, 0, 1, 0], 3)
+    cfg = {"elo0": 0, "elo1": 200, "alpha": 0.05, "beta": 0.05}
+    s = summarize(recs, ["a", "b"], "match", [(0, 1)], 20, cfg)
+    assert s["sprt"]["pairs"] == 3 and s["sprt"]["pairs_finished"] == 9 and s["games_played"] == 19
+    first3 = [r for r in recs if r["pair"] < 3]
+    s3 = summarize(first3, ["a", "b"], "match", [(0, 1)], 20, cfg)
+    assert s3["sprt"]["llr"] == s["sprt"]["llr"] and s3["sprt"]["penta"] == s["sprt"]["penta"]
+    assert s["pairings"][0]["penta"] == [0, 1, 0, 0, 8]          # the standings: every complete pair
+    assert "over the first 3 pairs of 9 finished" in format_summary(s, "h")
 
 
 def test_external_engines_and_a_crash_in_a_tournament(tmp_path, capsys):

@@ -628,7 +628,8 @@ class Runner:
         if self.config.get("sprt") and self.stop_reason is None:
             d = self.sprt_decided()
             if d:
-                self.stop_reason = f"SPRT: {d} accepted after {len(self.done)} games"
+                k = self.summary()["sprt"]["pairs"]
+                self.stop_reason = f"SPRT: {d} accepted after {k} pairs ({2 * k} games)"
                 self.echo(self.stop_reason)
                 return True
         return self.stop_reason is not None

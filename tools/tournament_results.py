@@ -201,14 +201,33 @@ def summarize(records: Sequence[Dict[str, Any]], names: Sequence[str], fmt: str,
         rating["error"] = str(e)
     out["rating"] = rating
     if fmt == "match" and sprt_cfg and out["pairings"]:
-        ps = out["pairings"][0]
-        counts = ps["penta"] if ps["pairs"] else None
-        res = R.sprt(counts if counts is not None else [0, 0, 0, 0, 0], sprt_cfg["elo0"], sprt_cfg["elo1"],
+        a, b = pairings[0]
+        counts, k = prefix_penta(records, a, b)
+        res = R.sprt(counts, sprt_cfg["elo0"], sprt_cfg["elo1"],
                      sprt_cfg["alpha"], sprt_cfg["beta"], sprt_cfg.get("model", "logistic"))
         out["sprt"] = {"llr": res.llr, "lower": res.lower, "upper": res.upper, "fraction": res.fraction,
                        "decision": res.decision, "elo0": res.elo0, "elo1": res.elo1, "alpha": res.alpha,
-                       "beta": res.beta, "model": res.model, "pairs": ps["pairs"]}
+                       "beta": res.beta, "model": res.model, "pairs": k, "penta": list(counts),
+                       "pairs_finished": out["pairings"][0]["pairs"]}
     return out
+
+
+def prefix_penta(records: Iterable[Dict[str, Any]], a: int, b: int) -> Tuple[List[int], int]:
+    """Pentanomial counts (``a``'s point of view) of the pairs 0..k-1 of ``a`` vs ``b``, where k is the first
+    pair in schedule order that is not complete, and k. The SPRT reads only this prefix: pairs finish out of
+    order on several workers, and the prefix makes the stopping point the one a sequential run reaches."""
+    by_pair: Dict[int, List[float]] = {}
+    for r in records:
+        bi, wi = r["black_index"], r["white_index"]
+        if {bi, wi} != {a, b}:
+            continue
+        sb, sw = _SCORE[r["result"]]
+        by_pair.setdefault(int(r["pair"]), []).append(sb if bi == a else sw)
+    k = 0
+    while len(by_pair.get(k, ())) == 2:
+        k += 1
+    counts = R.pentanomial_from_pairs((by_pair[p][0], by_pair[p][1]) for p in range(k))
+    return [int(c) for c in counts], k
 
 
 def json_safe(obj: Any) -> Any:
@@ -332,7 +351,9 @@ def format_summary(s: Dict[str, Any], header: str = "") -> str:
         sp = s["sprt"]
         verdict = {"H1": "H1 accepted (stop)", "H0": "H0 accepted (stop)", None: "continue"}[sp["decision"]]
         out.append(f"SPRT ({sp['model']}, elo0 {sp['elo0']:g}, elo1 {sp['elo1']:g}, alpha {sp['alpha']:g}, "
-                   f"beta {sp['beta']:g}; pentanomial, {sp['pairs']} pairs): LLR {sp['llr']:.3f} "
+                   f"beta {sp['beta']:g}; pentanomial over the first {sp['pairs']} pairs"
+                   + (f" of {sp['pairs_finished']} finished" if sp.get("pairs_finished", sp["pairs"]) != sp["pairs"]
+                      else "") + f"): LLR {sp['llr']:.3f} "
                    f"({100 * sp['fraction']:.1f} %) [{sp['lower']:.3f}, {sp['upper']:.3f}] -> {verdict}")
         if sp["decision"]:
             out.append("Note: the Elo estimate of a test stopped early by the SPRT is biased away from 0.")
