@@ -72,20 +72,21 @@ class TrainWorker:
         final = tr.fit(self._window)
         return {"checkpoint": ck.read_bytes(), "logs": logs, "final": final, "step": tr.step,
                 "where": {"host": socket.gethostname(), "pid": os.getpid(),
-                          "device": str(tr.device), "gpu_ids": _ray_gpu_ids()}}
+                          "device": str(tr.device), **_ray_where()}}
 
     def close(self) -> None:
         shutil.rmtree(self._dir, ignore_errors=True)
 
 
-def _ray_gpu_ids() -> List[str]:
-    """The GPUs Ray assigned to this process ([] outside Ray or without a GPU request)."""
+def _ray_where() -> Dict[str, Any]:
+    """The GPUs Ray assigned to this process and its node id ({} outside Ray)."""
     if "ray" not in sys.modules:
-        return []
+        return {"gpu_ids": []}
     import ray
     if not ray.is_initialized():
-        return []
-    return [str(g) for g in ray.get_gpu_ids()]
+        return {"gpu_ids": []}
+    return {"gpu_ids": [str(g) for g in ray.get_gpu_ids()],
+            "node_id": ray.get_runtime_context().get_node_id()}
 
 
 def trainer_spec(threads: int, num_gpus: float) -> WorkerSpec:
@@ -116,7 +117,8 @@ def train_on_pool(pool: Any, config: Dict[str, Any], ckpt_path: Path, window: An
     then :class:`TrainerLost`; an exception in the worker is :class:`TrainerFailed`.
 
     Returns the last chunk's result: ``start`` and ``step`` (the checkpoint's steps before and
-    after), ``final`` (the trainer's last metrics), ``where`` (host, pid, device, gpu_ids),
+    after), ``final`` (the trainer's last metrics), ``where`` (host, pid, device, gpu_ids and,
+    on Ray, node_id),
     ``worker`` and ``attempts`` (the pool's attempts at that chunk)."""
     from .trainer import load_checkpoint
     shared = pool.share(window)

@@ -71,12 +71,25 @@ def init_ray(address: Optional[str] = None, num_cpus: Optional[int] = None,
             kw["num_gpus"] = num_gpus
     else:
         kw["address"] = address
+        if _is_loopback(address):
+            # a cluster on this machine's loopback interface (``ray start --head
+            # --node-ip-address 127.0.0.1``): join it as a loopback node too, not by this
+            # machine's network address, where nothing listens
+            kw["_node_ip_address"] = "127.0.0.1"
     try:
-        with _loopback_only(address is None):
+        with _loopback_only(address is None or _is_loopback(address)):
             ray.init(**kw)
     except Exception as e:  # noqa: BLE001 - ConnectionError, RuntimeError, ...
         raise WorkerError(f"could not start or join Ray (address={address!r}): {e}") from e
     return ray
+
+
+def _is_loopback(address: Optional[str]) -> bool:
+    """True for ``"127.x.x.x:PORT"`` and ``"localhost:PORT"``."""
+    if not address or address == "auto":
+        return False
+    host = address.rsplit(":", 1)[0].strip("[]")
+    return host == "localhost" or host.startswith("127.") or host == "::1"
 
 
 class _Host:
@@ -87,7 +100,8 @@ class _Host:
 
     def info(self) -> Dict[str, Any]:
         import ray
-        return {"node": ray.util.get_node_ip_address(), "pid": os.getpid()}
+        return {"node": ray.util.get_node_ip_address(), "pid": os.getpid(),
+                "node_id": ray.get_runtime_context().get_node_id()}
 
     def run(self, payload: Any) -> Any:
         return self.worker.run(payload)
@@ -105,6 +119,7 @@ class _Actor:
         self.created = time.monotonic()
         self.where = ""
         self.pid: Optional[int] = None
+        self.node_id = ""                              # Ray's node id (several nodes may share an IP)
         self.ref: Any = None
         self.info_ref: Any = handle.info.remote()     # runs first: calls run in order on an actor
         self.job: Optional[Tuple[Task, int]] = None    # (task, attempt)
@@ -113,6 +128,10 @@ class _Actor:
     @property
     def name(self) -> str:
         return f"ray-{self.wid}@{self.where}" if self.where else f"ray-{self.wid}"
+
+    def set_info(self, info: Dict[str, Any]) -> None:
+        self.where, self.pid = f"{info['node']}:{info['pid']}", int(info["pid"])
+        self.node_id = str(info.get("node_id", ""))
 
 
 class RayPool(Pool):
@@ -167,7 +186,7 @@ class RayPool(Pool):
             except ray.exceptions.RayError:
                 a.info_ref = None       # the actor could not be built: ``starting`` drops it
                 return
-            a.where, a.pid = f"{info['node']}:{info['pid']}", int(info["pid"])
+            a.set_info(info)
 
     def _await_info(self, actors: List[_Actor], timeout_s: float) -> None:
         ray = self._ray
@@ -179,8 +198,7 @@ class RayPool(Pool):
             except ray.exceptions.RayError as e:
                 self.close()
                 raise WorkerError(f"worker {self.spec.target} could not start on Ray: {e}") from e
-            refs[ref].where = f"{info['node']}:{info['pid']}"
-            refs[ref].pid = int(info["pid"])
+            refs[ref].set_info(info)
         if pending:
             res = ray.cluster_resources()
             self.close()
@@ -194,6 +212,12 @@ class RayPool(Pool):
         for a in self._actors.values():
             self._learn_where(a)
         return {a.name: a.pid for a in self._actors.values() if a.pid is not None}
+
+    def worker_nodes(self) -> Dict[str, str]:
+        """Ray node id of each started actor (for tests and diagnostics)."""
+        for a in self._actors.values():
+            self._learn_where(a)
+        return {a.name: a.node_id for a in self._actors.values() if a.node_id}
 
     def share(self, obj: Any) -> Shared:
         return Shared(self._ray.put(obj), is_ref=True)
