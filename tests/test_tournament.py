@@ -396,6 +396,44 @@ def test_the_sprt_reads_the_contiguous_prefix_of_finished_pairs():
     assert "over the first 3 pairs of 9 finished" in format_summary(s, "h")
 
 
+def test_a_runner_error_on_a_worker_stops_with_the_summary_and_keeps_finished_games(tmp_path, capsys,
+                                                                                  monkeypatch):
+    """A worker whose game raises (a runner bug, not a result): the games finished before it stay recorded,
+    the run ends with exit code 2, a one-line message and the summary, and the traceback is in the log."""
+    import gomoku_ai.workers as W
+    from gomoku_ai.workers import TaskResult
+    from tools.tournament_worker import GameRunner
+
+    class OnePoolThatFails:
+        def __init__(self, spec, n, **kw):
+            self.runner = GameRunner(spec.kwargs["config"])
+
+        def describe(self):
+            return {"backend": "fake"}
+
+        def run(self, tasks, stop=None):
+            for t in tasks:
+                if t.key == 3:
+                    yield TaskResult(t.key, "error", error="Traceback ...\nZeroDivisionError: boom", worker="w-1")
+                    return
+                from tools.tournament_game import GameSpec
+                yield TaskResult(t.key, "ok", value=self.runner.play(GameSpec.from_dict(t.payload)), worker="w-0")
+
+        def close(self):
+            self.runner.close()
+
+    monkeypatch.setattr(W, "make_pool", OnePoolThatFails)
+    out = tmp_path / "err"
+    code = T.main(["random", "random", "name=b", "--games", "6", "--out", str(out), "-j", "2"])
+    cap = capsys.readouterr()
+    assert code == 2
+    assert "game 3 failed on worker w-1: ZeroDivisionError: boom" in cap.err
+    assert sorted(r["game"] for r in results(out)) == [0, 1, 2]
+    assert json.loads((out / "summary.json").read_text())["games_played"] == 3
+    assert "ZeroDivisionError: boom" in (out / "logs" / "runner.log").read_text()
+    assert "Traceback" not in cap.err
+
+
 def test_external_engines_and_a_crash_in_a_tournament(tmp_path, capsys):
     from tests.test_manager import FAKE
     fake = tmp_path / "fake.py"

@@ -699,7 +699,13 @@ class Runner:
         try:
             for r in pool.run(tasks(), stop=lambda: self.stop_reason is not None):
                 if r.kind == "error":
-                    raise RuntimeError(f"game {r.key} failed on worker {r.worker}:\n{r.error}")
+                    # a bug in the runner, not a result: the finished games stay saved, the run stops
+                    # with its summary, and the traceback goes to the log
+                    log.error("game %s failed on worker %s:\n%s", r.key, r.worker, r.error)
+                    self.abandoned.append(int(r.key))
+                    last = (r.error or "").strip().splitlines()[-1:] or ["unknown error"]
+                    raise TournamentError(f"game {r.key} failed on worker {r.worker}: {last[0]} (traceback "
+                                          f"in {os.path.join(self.out, 'logs', 'runner.log')})")
                 if r.kind == "lost":
                     self.abandoned.append(int(r.key))
                     self._warn(f"game {r.key} was not played: {r.error}; it is not scored (rerun with --resume "
