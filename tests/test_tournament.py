@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from gomoku_ai import rating as R
 from gomoku_ai.records import read_psq, read_sgf
 from gomoku_ai.rules import Rule
 from tools import tournament as T
@@ -370,7 +371,7 @@ def test_sprt_on_parallel_workers_stops_where_the_sequential_run_stops(tmp_path,
 def test_the_sprt_reads_the_contiguous_prefix_of_finished_pairs():
     """Pairs 0-2 and 4-9 complete, pair 3 half played (its second game still running on a worker): the SPRT
     counts pairs 0-2 only, exactly what a sequential run had seen at that point; the standings count all."""
-    from tools.tournament_results import prefix_penta, summarize
+    from tools.tournament_results import prefix_pairs, summarize
     recs = []
     for pair in range(10):
         for k, g in enumerate((2 * pair, 2 * pair + 1)):
@@ -384,8 +385,8 @@ def test_the_sprt_reads_the_contiguous_prefix_of_finished_pairs():
             recs.append({"game": g, "pair": pair, "black_index": 0 if a_black else 1,
                          "white_index": 1 if a_black else 0, "result": result, "termination": "five"})
     recs.reverse()                                     # finishing order does not matter
-    assert prefix_penta(recs, 0, 1) == ([0, 1, 0, 0, 2], 3)
-    assert prefix_penta(recs, 1, 0) == ([2, 0, 0, 1, 0], 3)
+    assert prefix_pairs(recs, 0, 1) == [(1.0, 1.0), (0.5, 0.0), (1.0, 1.0)]
+    assert prefix_pairs(recs, 1, 0) == [(0.0, 0.0), (0.5, 1.0), (0.0, 0.0)]
     cfg = {"elo0": 0, "elo1": 200, "alpha": 0.05, "beta": 0.05}
     s = summarize(recs, ["a", "b"], "match", [(0, 1)], 20, cfg)
     assert s["sprt"]["pairs"] == 3 and s["sprt"]["pairs_finished"] == 9 and s["games_played"] == 19
@@ -394,6 +395,27 @@ def test_the_sprt_reads_the_contiguous_prefix_of_finished_pairs():
     assert s3["sprt"]["llr"] == s["sprt"]["llr"] and s3["sprt"]["penta"] == s["sprt"]["penta"]
     assert s["pairings"][0]["penta"] == [0, 1, 0, 0, 8]          # the standings: every complete pair
     assert "over the first 3 pairs of 9 finished" in format_summary(s, "h")
+
+
+def test_the_sprt_stops_at_the_first_pair_where_it_decides_even_when_the_prefix_jumps():
+    """Eight won pairs then two lost ones: a sequential run accepts H1 after pair 8. On workers pair 7 may finish
+    last, so the complete prefix goes from 7 pairs straight to 10, where the LLR is back inside the bounds; the
+    SPRT still reports the decision at pair 8."""
+    from tools.tournament_results import sequential_sprt
+    cfg = {"elo0": 0, "elo1": 200, "alpha": 0.05, "beta": 0.05}
+    recs = []
+    for pair in range(10):
+        won = pair < 8
+        recs.append({"game": 2 * pair, "pair": pair, "black_index": 0, "white_index": 1,
+                     "result": "1-0" if won else "0-1", "termination": "five"})
+        recs.append({"game": 2 * pair + 1, "pair": pair, "black_index": 1, "white_index": 0,
+                     "result": "0-1" if won else "1-0", "termination": "five"})
+    all_ten = R.sprt([2, 0, 0, 0, 8], 0, 200, 0.05, 0.05)
+    assert all_ten.decision is None                    # reading all ten pairs at once would go on
+    res, counts, k = sequential_sprt(recs, 0, 1, cfg)
+    assert (res.decision, k, counts) == ("H1", 8, [0, 0, 0, 0, 8])
+    seven = [r for r in recs if r["pair"] < 7]
+    assert sequential_sprt(seven, 0, 1, cfg)[0].decision is None
 
 
 def test_a_runner_error_on_a_worker_stops_with_the_summary_and_keeps_finished_games(tmp_path, capsys,

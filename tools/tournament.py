@@ -709,7 +709,8 @@ class Runner:
                 if r.kind == "lost":
                     self.abandoned.append(int(r.key))
                     self._warn(f"game {r.key} was not played: {r.error}; it is not scored (rerun with --resume "
-                               "to play it)")
+                               "to play it)" + ("; the SPRT reads pairs in schedule order and cannot decide past "
+                                                "its pair until it is played" if c.get("sprt") else ""))
                     continue
                 res = dict(r.value)
                 res["worker"] = r.worker

@@ -202,32 +202,50 @@ def summarize(records: Sequence[Dict[str, Any]], names: Sequence[str], fmt: str,
     out["rating"] = rating
     if fmt == "match" and sprt_cfg and out["pairings"]:
         a, b = pairings[0]
-        counts, k = prefix_penta(records, a, b)
-        res = R.sprt(counts, sprt_cfg["elo0"], sprt_cfg["elo1"],
-                     sprt_cfg["alpha"], sprt_cfg["beta"], sprt_cfg.get("model", "logistic"))
+        res, counts, k = sequential_sprt(records, a, b, sprt_cfg)
         out["sprt"] = {"llr": res.llr, "lower": res.lower, "upper": res.upper, "fraction": res.fraction,
                        "decision": res.decision, "elo0": res.elo0, "elo1": res.elo1, "alpha": res.alpha,
-                       "beta": res.beta, "model": res.model, "pairs": k, "penta": list(counts),
+                       "beta": res.beta, "model": res.model, "pairs": k, "penta": counts,
                        "pairs_finished": out["pairings"][0]["pairs"]}
     return out
 
 
-def prefix_penta(records: Iterable[Dict[str, Any]], a: int, b: int) -> Tuple[List[int], int]:
-    """Pentanomial counts (``a``'s point of view) of the pairs 0..k-1 of ``a`` vs ``b``, where k is the first
-    pair in schedule order that is not complete, and k. The SPRT reads only this prefix: pairs finish out of
-    order on several workers, and the prefix makes the stopping point the one a sequential run reaches."""
-    by_pair: Dict[int, List[float]] = {}
+def prefix_pairs(records: Iterable[Dict[str, Any]], a: int, b: int) -> List[Tuple[float, float]]:
+    """``a``'s two scores (in game order) in each of the pairs 0..k-1 of ``a`` vs ``b``, in schedule order, where k
+    is the first pair that is not complete."""
+    by_pair: Dict[int, List[Tuple[int, float]]] = {}
     for r in records:
         bi, wi = r["black_index"], r["white_index"]
         if {bi, wi} != {a, b}:
             continue
         sb, sw = _SCORE[r["result"]]
-        by_pair.setdefault(int(r["pair"]), []).append(sb if bi == a else sw)
+        by_pair.setdefault(int(r["pair"]), []).append((int(r["game"]), sb if bi == a else sw))
+    out: List[Tuple[float, float]] = []
+    while len(by_pair.get(len(out), ())) == 2:
+        (_, x), (_, y) = sorted(by_pair[len(out)])
+        out.append((x, y))
+    return out
+
+
+def sequential_sprt(records: Iterable[Dict[str, Any]], a: int, b: int,
+                    cfg: Dict[str, Any]) -> Tuple[Any, List[int], int]:
+    """The SPRT of ``a`` vs ``b`` as a sequential run reads it: pair by pair in schedule order over the complete
+    prefix, stopping at the first pair where it decides. Returns (the result there, the pentanomial counts
+    there, that number of pairs). On several workers pairs finish out of order and a late pair can extend the
+    prefix by several pairs at once; reading the prefix pair by pair still stops where a sequential run
+    stops, whatever finished after that."""
+    def test(c: List[int]) -> Any:
+        return R.sprt(c, cfg["elo0"], cfg["elo1"], cfg["alpha"], cfg["beta"], cfg.get("model", "logistic"))
+    counts = [0] * 5
+    res = test(counts)
     k = 0
-    while len(by_pair.get(k, ())) == 2:
+    for sa, sb in prefix_pairs(records, a, b):
+        counts[R.pair_bucket(sa, sb)] += 1
         k += 1
-    counts = R.pentanomial_from_pairs((by_pair[p][0], by_pair[p][1]) for p in range(k))
-    return [int(c) for c in counts], k
+        res = test(counts)
+        if res.decision:
+            break
+    return res, list(counts), k
 
 
 def json_safe(obj: Any) -> Any:

@@ -387,15 +387,18 @@ def _run_rl(args: Any) -> int:
             steps = LoopConfig().steps_per_iter
         emit, ctx = _emitter(args.json, iterations=args.iterations, games=args.games,
                              steps=steps)
-        from gomoku_ai.training.loop import LoopError
+        from gomoku_ai.training.dataset import ShardError
+        from gomoku_ai.training.loop import LoopError, LoopSettingsError
         from gomoku_ai.training.remote import TrainerFailed, TrainerLost
+        from gomoku_ai.training.trainer import CheckpointError
         from gomoku_ai.workers import WorkerError
         try:
             with ctx:
                 state = run_loop(args.run, args.iterations, cfg, init_model=args.init_model,
                                  log=emit, max_seconds=None if args.max_minutes is None
                                  else 60.0 * args.max_minutes)
-        except (LoopError, WorkerError, TrainerLost, TrainerFailed, ValueError) as e:
+        except (LoopError, LoopSettingsError, WorkerError, TrainerLost, TrainerFailed, CheckpointError,
+                ShardError) as e:
             sys.stderr.write(f"gomoku train loop: {e}\n")
             return 1
         if isinstance(emit, LiveDisplay):

@@ -47,12 +47,16 @@ import os
 import shutil
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Union
 
 STATE_VERSION = 1
 MODEL_SUFFIXES = (".npz", ".onnx", ".json")   # .json last: it holds the others' checksums
+
+
+class LoopSettingsError(ValueError):
+    """Settings that name no setting or no known choice (the message says which)."""
 
 
 @dataclass
@@ -108,14 +112,14 @@ class LoopConfig:
         names = {f.name for f in fields(cls)}
         unknown = set(d) - names
         if unknown:
-            raise ValueError(f"unknown loop settings: {', '.join(sorted(unknown))}")
+            raise LoopSettingsError(f"unknown loop settings: {', '.join(sorted(unknown))}")
         from ..workers import BACKENDS
         if d.get("backend", "local") not in BACKENDS:
-            raise ValueError(f"unknown backend {d['backend']!r} (choose from "
+            raise LoopSettingsError(f"unknown backend {d['backend']!r} (choose from "
                              f"{', '.join(BACKENDS)})")
         from .remote import TRAINER_CHOICES
         if d.get("trainer", "auto") not in TRAINER_CHOICES:
-            raise ValueError(f"unknown trainer {d['trainer']!r} (choose from "
+            raise LoopSettingsError(f"unknown trainer {d['trainer']!r} (choose from "
                              f"{', '.join(TRAINER_CHOICES)})")
         return cls(**d)
 
@@ -281,6 +285,10 @@ class Loop:
             from ..workers import make_pool
             from .selfplay import selfplay_spec
             self._ensure_ray()
+            if self.trainer()["on"] == "worker":
+                # placed first, so that self-play workers filling a node cannot keep it from the
+                # CPU it needs beside its GPU
+                self.train_pool()
             self._pool = make_pool(selfplay_spec(), c.workers, backend=c.backend,
                                    address=c.address)
             self._emit({"note": f"workers: {json.dumps(self._pool.describe())}"})
@@ -310,7 +318,7 @@ class Loop:
                 self._ensure_ray()
                 from .remote import cluster_gpus
                 gpus = cluster_gpus()
-                want = c.trainer_gpus if 0 < c.trainer_gpus <= gpus else 0.0
+                want = c.trainer_gpus if 0 < c.trainer_gpus <= gpus and c.device != "cpu" else 0.0
                 if c.trainer == "worker":
                     self._trainer = {"on": "worker", "num_gpus": want}
                 elif want > 0 and c.device != "cpu" and not _driver_has_cuda():
@@ -333,16 +341,21 @@ class Loop:
     def close(self) -> None:
         """Stop the worker pools, and the private Ray instance this loop started (idempotent;
         :meth:`run` calls it when it returns)."""
-        for name in ("_pool", "_train_pool"):
-            pool = getattr(self, name)
-            if pool is not None:
-                setattr(self, name, None)
-                pool.close()
-        self._trainer = None
-        if self._own_ray:
-            self._own_ray = False
-            from ..workers.ray_backend import _import_ray
-            _import_ray().shutdown()
+        try:
+            for name in ("_pool", "_train_pool"):
+                pool = getattr(self, name)
+                if pool is not None:
+                    setattr(self, name, None)
+                    try:
+                        pool.close()
+                    except Exception as e:  # noqa: BLE001 - the other pool and Ray still stop
+                        self._emit({"note": f"closing the {name.strip('_')} failed: {e}"})
+        finally:
+            self._trainer = None
+            if self._own_ray:
+                self._own_ray = False
+                from ..workers.ray_backend import _import_ray
+                _import_ray().shutdown()
 
     def _train_config(self, steps: int):
         from .trainer import TrainConfig
@@ -365,7 +378,8 @@ class Loop:
         from .trainer import Trainer, save_checkpoint
         init_info: Dict[str, Any] = {}
         ck = self.train_dir / "checkpoint.pt"
-        tr = Trainer(self._train_config(0), self.train_dir)
+        # only writes the step-0 checkpoint: on the CPU, since the GPU may be on a worker
+        tr = Trainer(replace(self._train_config(0), device="cpu"), self.train_dir)
         if not ck.exists():
             if init_model is not None:
                 init_info = _init_weights(tr.model, Path(init_model))
@@ -431,9 +445,10 @@ class Loop:
             final = tr.fit(pos)
             step, where = tr.step, {"on": "driver", "device": str(tr.device)}
         else:
-            from .remote import TrainerLost, train_on_pool
+            from .remote import TrainerLost, train_on_pool, worker_train_config
             try:
-                res = train_on_pool(self.train_pool(), asdict(tcfg),
+                res = train_on_pool(self.train_pool(),
+                                    worker_train_config(tcfg, self.trainer()["num_gpus"]),
                                     self.train_dir / "checkpoint.pt", pos, f"it{i:04d}",
                                     tcfg.steps, c.train_chunk, rounds=SELFPLAY_ROUNDS,
                                     on_log=on_train)

@@ -49,8 +49,9 @@ class TrainWorker:
     """A pool worker that trains a checkpoint on a window of positions (see the module docstring).
 
     Payload: ``{"config": TrainConfig fields, "checkpoint": bytes, "window": Shared Positions,
-    "window_key": str}``. The window is fetched once per ``window_key`` and kept for the next
-    chunks of the same iteration."""
+    "window_key": str}``. On Ray the window is fetched from the object store once per
+    ``window_key`` and kept for the next chunks of the same iteration (the local backend has no
+    store: each chunk's payload carries the window)."""
 
     def __init__(self) -> None:
         from . import trainer  # noqa: F401 - torch: a node without it fails here, at start-up
@@ -90,11 +91,27 @@ def _ray_where() -> Dict[str, Any]:
 
 
 def trainer_spec(threads: int, num_gpus: float) -> WorkerSpec:
-    """The :class:`WorkerSpec` of the training worker: ``threads`` torch threads, one CPU to drive
-    a GPU (``num_gpus`` > 0) or ``threads`` CPUs to train on them."""
+    """The :class:`WorkerSpec` of the training worker: with a GPU (``num_gpus`` > 0) one CPU and
+    one thread to drive it (batches are encoded on the GPU); without, ``threads`` CPUs and as many
+    threads to train on."""
+    if num_gpus > 0:
+        return WorkerSpec(f"{__name__}:TrainWorker", {}, threads=1, num_cpus=1.0,
+                          num_gpus=float(num_gpus))
     return WorkerSpec(f"{__name__}:TrainWorker", {}, threads=max(1, threads),
-                      num_cpus=1.0 if num_gpus > 0 else float(max(1, threads)),
-                      num_gpus=float(num_gpus))
+                      num_cpus=float(max(1, threads)))
+
+
+def worker_train_config(cfg: Any, num_gpus: float) -> Dict[str, Any]:
+    """The :class:`~.trainer.TrainConfig` fields a training worker gets: on a GPU worker one torch
+    thread (see :func:`trainer_spec`) and ``cuda[:N]`` as ``cuda`` (Ray shows the worker only its
+    own GPU, as device 0)."""
+    from dataclasses import asdict
+    d = asdict(cfg)
+    if num_gpus > 0:
+        d["threads"] = 1
+        if str(d["device"]).startswith("cuda"):
+            d["device"] = "cuda"
+    return d
 
 
 def cluster_gpus() -> float:
@@ -121,13 +138,16 @@ def train_on_pool(pool: Any, config: Dict[str, Any], ckpt_path: Path, window: An
     on Ray, node_id),
     ``worker`` and ``attempts`` (the pool's attempts at that chunk)."""
     from .trainer import load_checkpoint
-    shared = pool.share(window)
     log_path = ckpt_path.parent / "log.jsonl"
     step = int(load_checkpoint(ckpt_path)["step"])
     start = step
+    # a rerun after the last chunk was installed: nothing to train, nothing to report
     last: Dict[str, Any] = {"final": {"step": step}, "logs": [], "where": None, "worker": None}
     lost = 0
+    shared = None
     while step < target:
+        if shared is None:
+            shared = pool.share(window)
         upto = target if chunk <= 0 else min(target, step + chunk)
         payload = {"config": dict(config, steps=upto), "checkpoint": ckpt_path.read_bytes(),
                    "window": shared, "window_key": window_key}

@@ -85,7 +85,7 @@ def init_ray(address: Optional[str] = None, num_cpus: Optional[int] = None,
 
 
 def _is_loopback(address: Optional[str]) -> bool:
-    """True for ``"127.x.x.x:PORT"`` and ``"localhost:PORT"``."""
+    """True for ``"127.x.x.x:PORT"``, ``"localhost:PORT"`` and ``"[::1]:PORT"``."""
     if not address or address == "auto":
         return False
     host = address.rsplit(":", 1)[0].strip("[]")
@@ -200,12 +200,14 @@ class RayPool(Pool):
                 raise WorkerError(f"worker {self.spec.target} could not start on Ray: {e}") from e
             refs[ref].set_info(info)
         if pending:
-            res = ray.cluster_resources()
+            res, free = ray.cluster_resources(), ray.available_resources()
             self.close()
             raise WorkerError(f"only {len(ready)} of {len(refs)} Ray workers started within "
                               f"{timeout_s:.0f} s (each asks for {self.spec.num_cpus} CPU, "
                               f"{self.spec.num_gpus} GPU; the cluster has {res.get('CPU', 0):g} CPU, "
-                              f"{res.get('GPU', 0):g} GPU)")
+                              f"{res.get('GPU', 0):g} GPU, of which {free.get('CPU', 0):g} CPU, "
+                              f"{free.get('GPU', 0):g} GPU were free: other workers, of this run "
+                              f"or another, hold the rest)")
 
     def worker_pids(self) -> Dict[str, int]:
         """pid of each started actor process (for tests and diagnostics; remote pids included)."""
