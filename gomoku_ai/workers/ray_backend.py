@@ -21,6 +21,8 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tupl
 from .base import Pool, Shared, Task, TaskQueue, TaskResult, WorkerError, WorkerSpec
 
 MAX_START_FAILURES = 3     # replacement actors in a row that cannot start: give up
+RESULT_FETCH_S = 300.0     # fetching a finished task's result from its node; past it, or when the
+                           # node died holding it (ObjectLostError), the attempt is lost
 
 
 def _import_ray() -> Any:
@@ -296,7 +298,9 @@ class RayPool(Pool):
                 if not waiting:          # not expected: every actor idle and up, tasks left
                     time.sleep(0.05)
                     continue
-                ready, _ = ray.wait(waiting, num_returns=1, timeout=0.5)
+                # fetch_local=False: "ready" = the task ended, wherever its result is; a result
+                # left on a node that then died would otherwise never become ready here
+                ready, _ = ray.wait(waiting, num_returns=1, timeout=0.5, fetch_local=False)
                 for ref in ready:
                     a = busy.get(ref)
                     if a is None:           # an actor's start-up answer: handled above
@@ -304,7 +308,7 @@ class RayPool(Pool):
                     self._learn_where(a, 5.0)    # answered before the task (actors run in order)
                     task, attempts = a.job  # type: ignore[misc]
                     try:
-                        value = ray.get(ref)
+                        value = ray.get(ref, timeout=RESULT_FETCH_S)
                     except ray.exceptions.RayTaskError as e:
                         a.job, a.ref = None, None
                         yield TaskResult(task.key, "error", None, str(e), attempts, a.name)
@@ -320,7 +324,7 @@ class RayPool(Pool):
                 now = time.monotonic()
                 for a in list(self._actors.values()):
                     if a.job is not None and a.deadline is not None and now > a.deadline:
-                        if ray.wait([a.ref], timeout=0)[0]:
+                        if ray.wait([a.ref], timeout=0, fetch_local=False)[0]:
                             continue        # it did finish: collected on the next pass
                         r = lose(a, "ran past its task's time limit")
                         if r is not None:
