@@ -116,11 +116,11 @@ class LoopConfig:
         from ..workers import BACKENDS
         if d.get("backend", "local") not in BACKENDS:
             raise LoopSettingsError(f"unknown backend {d['backend']!r} (choose from "
-                             f"{', '.join(BACKENDS)})")
+                                    f"{', '.join(BACKENDS)})")
         from .remote import TRAINER_CHOICES
         if d.get("trainer", "auto") not in TRAINER_CHOICES:
             raise LoopSettingsError(f"unknown trainer {d['trainer']!r} (choose from "
-                             f"{', '.join(TRAINER_CHOICES)})")
+                                    f"{', '.join(TRAINER_CHOICES)})")
         return cls(**d)
 
 

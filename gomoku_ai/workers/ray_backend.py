@@ -181,10 +181,10 @@ class RayPool(Pool):
         if a.where or a.info_ref is None:
             return
         ray = self._ray
-        ready, _ = ray.wait([a.info_ref], timeout=timeout_s)
+        ready, _ = ray.wait([a.info_ref], timeout=timeout_s, fetch_local=False)
         if ready:
             try:
-                info = ray.get(a.info_ref)
+                info = ray.get(a.info_ref, timeout=RESULT_FETCH_S)
             except ray.exceptions.RayError:
                 a.info_ref = None       # the actor could not be built: ``starting`` drops it
                 return
@@ -299,11 +299,17 @@ class RayPool(Pool):
                     time.sleep(0.05)
                     continue
                 # fetch_local=False: "ready" = the task ended, wherever its result is; a result
-                # left on a node that then died would otherwise never become ready here
+                # left on a node that then died would otherwise never become ready here. Block
+                # for the first, then take every ready one: ``ray.wait`` does not return ready
+                # refs in list order, so one that is always ready (a start-up answer) must not
+                # hide a finished task
                 ready, _ = ray.wait(waiting, num_returns=1, timeout=0.5, fetch_local=False)
+                if ready:
+                    ready, _ = ray.wait(waiting, num_returns=len(waiting), timeout=0,
+                                        fetch_local=False)
                 for ref in ready:
                     a = busy.get(ref)
-                    if a is None:           # an actor's start-up answer: handled above
+                    if a is None:           # an actor's start-up answer: read by ``starting``
                         continue
                     self._learn_where(a, 5.0)    # answered before the task (actors run in order)
                     task, attempts = a.job  # type: ignore[misc]
