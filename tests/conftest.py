@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import os
 import queue
+import signal
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import Iterator, List, Optional, Tuple
 
 import pytest
 
@@ -162,3 +163,20 @@ def engine(tmp_path):
     for p in procs:
         assert not p.bad_lines, f"malformed output lines: {p.bad_lines[:5]!r}"
         assert not p.err, f"stderr was not empty: {bytes(p.err)[:500]!r}"
+
+
+@pytest.fixture
+def time_bound(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Fail a test (instead of hanging the suite) once it runs past its module's ``ALARM_S`` seconds
+    (SIGALRM; the module opts in with ``pytest.mark.usefixtures("time_bound")``)."""
+    limit = int(getattr(request.module, "ALARM_S"))
+
+    def expire(signum, frame):
+        raise TimeoutError(f"test ran past {limit} s")
+    old = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(limit)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)

@@ -11,7 +11,6 @@ import os
 import signal
 import time
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -29,24 +28,12 @@ try:
 except ImportError:       # pragma: no cover - the distributed extra installs it
     HAVE_RAY = False
 
-pytestmark = pytest.mark.skipif(not HAVE_RAY, reason="needs Ray: pip install -e '.[distributed]'")
+pytestmark = [pytest.mark.skipif(not HAVE_RAY, reason="needs Ray: pip install -e '.[distributed]'"),
+              pytest.mark.usefixtures("time_bound")]
 
 ALARM_S = 240             # per test, Ray start included
 LIMIT_S = 120.0           # per batch attempt
 
-
-@pytest.fixture(autouse=True)
-def time_bound() -> Iterator[None]:
-    """Fail a test (instead of hanging the suite) once it runs past ``ALARM_S`` seconds."""
-    def expire(signum, frame):
-        raise TimeoutError(f"test ran past {ALARM_S} s")
-    old = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(ALARM_S)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
 
 
 @pytest.fixture(scope="module")

@@ -35,23 +35,11 @@ except ImportError:       # pragma: no cover - the distributed extra installs it
     HAVE_RAY = False
 
 needs_ray = pytest.mark.skipif(not HAVE_RAY, reason="needs Ray: pip install -e '.[distributed]'")
+pytestmark = pytest.mark.usefixtures("time_bound")
 
 ALARM_S = 240             # per test, Ray start included
 CFG = dict(LOOP_CFG, gate_games=0, steps_per_iter=400, workers=1)
 
-
-@pytest.fixture(autouse=True)
-def time_bound() -> Iterator[None]:
-    """Fail a test (instead of hanging the suite) once it runs past ``ALARM_S`` seconds."""
-    def expire(signum, frame):
-        raise TimeoutError(f"test ran past {ALARM_S} s")
-    old = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(ALARM_S)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
 
 
 def _run(run: Path, notes: List[Dict[str, Any]], **cfg: Any) -> Loop:

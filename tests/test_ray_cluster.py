@@ -13,9 +13,7 @@ The driver joins the cluster by its ``HOST:PORT`` address, as ``--address`` does
 """
 from __future__ import annotations
 
-import signal
 import time
-from pathlib import Path
 from typing import Any, Dict, Iterator, List
 
 import pytest
@@ -27,7 +25,8 @@ try:
 except ImportError:       # pragma: no cover - the distributed extra installs it
     HAVE_RAY = False
 
-pytestmark = pytest.mark.skipif(not HAVE_RAY, reason="needs Ray: pip install -e '.[distributed]'")
+pytestmark = [pytest.mark.skipif(not HAVE_RAY, reason="needs Ray: pip install -e '.[distributed]'"),
+              pytest.mark.usefixtures("time_bound")]
 
 from gomoku_ai.training.selfplay import read_jsonl, run_selfplay, selfplay_spec  # noqa: E402
 from gomoku_ai.workers import make_pool  # noqa: E402
@@ -38,18 +37,6 @@ ALARM_S = 300             # per test, node start-ups included
 LIMIT_S = 120.0           # per self-play batch attempt
 LOOPBACK = "127.0.0.1"
 
-
-@pytest.fixture(autouse=True)
-def time_bound() -> Iterator[None]:
-    def expire(signum, frame):
-        raise TimeoutError(f"test ran past {ALARM_S} s")
-    old = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(ALARM_S)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
 
 
 @pytest.fixture(scope="module")
