@@ -135,8 +135,7 @@ def train_on_pool(pool: Any, config: Dict[str, Any], ckpt_path: Path, window: An
 
     Returns the last chunk's result: ``start`` and ``step`` (the checkpoint's steps before and
     after), ``final`` (the trainer's last metrics), ``where`` (host, pid, device, gpu_ids and,
-    on Ray, node_id),
-    ``worker`` and ``attempts`` (the pool's attempts at that chunk)."""
+    on Ray, node_id), ``worker`` and ``attempts`` (the pool's attempts at that chunk)."""
     from .trainer import load_checkpoint
     log_path = ckpt_path.parent / "log.jsonl"
     step = int(load_checkpoint(ckpt_path)["step"])
