@@ -1,6 +1,7 @@
 """Shared test helpers: an engine subprocess driven like a manager (with timeouts, never blocking forever)."""
 from __future__ import annotations
 
+import importlib.util
 import os
 import queue
 import signal
@@ -12,6 +13,11 @@ from pathlib import Path
 from typing import Iterator, List, Optional, Tuple
 
 import pytest
+
+#: Ray is installed (the ``distributed`` extra); checked without importing it (an import costs seconds)
+HAVE_RAY = importlib.util.find_spec("ray") is not None
+RAY_REASON = "needs Ray: pip install -e '.[distributed]'"
+needs_ray = pytest.mark.skipif(not HAVE_RAY, reason=RAY_REASON)
 
 ROOT = Path(__file__).resolve().parents[1]
 ENGINE = ROOT / "engine.py"

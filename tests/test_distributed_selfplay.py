@@ -19,17 +19,11 @@ from gomoku_ai.training.gating import run_gate
 from gomoku_ai.training.selfplay import read_jsonl, run_selfplay, selfplay_spec
 from gomoku_ai.workers import ModelRef, make_pool
 
+from conftest import needs_ray
 from test_selfplay import (SP, TINY, assert_same_batches, sgf_without_worker,  # noqa: F401
                            tiny_model)    # the same tiny network fixture
 
-try:
-    import ray  # noqa: F401
-    HAVE_RAY = True
-except ImportError:       # pragma: no cover - the distributed extra installs it
-    HAVE_RAY = False
-
-pytestmark = [pytest.mark.skipif(not HAVE_RAY, reason="needs Ray: pip install -e '.[distributed]'"),
-              pytest.mark.usefixtures("time_bound")]
+pytestmark = [needs_ray, pytest.mark.usefixtures("time_bound")]
 
 ALARM_S = 240             # per test, Ray start included
 LIMIT_S = 120.0           # per batch attempt

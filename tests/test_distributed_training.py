@@ -28,13 +28,7 @@ from gomoku_ai.training.trainer import load_checkpoint  # noqa: E402
 
 from test_selfplay import LOOP_CFG  # noqa: E402
 
-try:
-    import ray  # noqa: F401
-    HAVE_RAY = True
-except ImportError:       # pragma: no cover - the distributed extra installs it
-    HAVE_RAY = False
-
-needs_ray = pytest.mark.skipif(not HAVE_RAY, reason="needs Ray: pip install -e '.[distributed]'")
+from conftest import needs_ray  # noqa: E402
 pytestmark = pytest.mark.usefixtures("time_bound")
 
 ALARM_S = 240             # per test, Ray start included
@@ -245,6 +239,7 @@ def test_a_loop_on_ray_starts_its_own_instance_with_a_cpu_for_the_trainer_and_st
     """No cluster given: the loop starts a private instance with one CPU per self-play worker plus
     the training worker's, places the trainer first, and shuts the instance down at the end.
     (This module's other Ray tests share one instance, started after this test.)"""
+    import ray
     assert not ray.is_initialized()
     seen: List[Dict[str, Any]] = []
 

@@ -18,15 +18,12 @@ from typing import Any, Dict, Iterator, List
 
 import pytest
 
-try:
-    import ray
-    from ray.cluster_utils import Cluster
-    HAVE_RAY = True
-except ImportError:       # pragma: no cover - the distributed extra installs it
-    HAVE_RAY = False
+from conftest import RAY_REASON
 
-pytestmark = [pytest.mark.skipif(not HAVE_RAY, reason="needs Ray: pip install -e '.[distributed]'"),
-              pytest.mark.usefixtures("time_bound")]
+ray = pytest.importorskip("ray", reason=RAY_REASON)
+from ray.cluster_utils import Cluster  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("time_bound")
 
 from gomoku_ai.training.selfplay import read_jsonl, run_selfplay, selfplay_spec  # noqa: E402
 from gomoku_ai.workers import make_pool  # noqa: E402

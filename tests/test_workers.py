@@ -14,14 +14,10 @@ import pytest
 from gomoku_ai.workers import ModelCache, ModelRef, Task, WorkerError, WorkerSpec, make_pool, model_version
 from gomoku_ai.workers.base import resolve
 
+from conftest import HAVE_RAY
+
 PROBE = WorkerSpec("gomoku_ai.workers.testing:ProbeWorker", {"tag": "t"})
 REPO = Path(__file__).resolve().parents[1]
-
-try:
-    import ray  # noqa: F401
-    HAVE_RAY = True
-except ImportError:       # pragma: no cover - the dev extra installs it
-    HAVE_RAY = False
 
 
 @pytest.fixture(scope="module", params=["local", "ray"])
