@@ -79,12 +79,19 @@ class TrainWorker:
         shutil.rmtree(self._dir, ignore_errors=True)
 
 
-def _ray_where() -> Dict[str, Any]:
-    """The GPUs Ray assigned to this process and its node id ({} outside Ray)."""
+def _running_ray() -> Any:
+    """The ``ray`` module when this process is connected to Ray, else None (Ray is not imported
+    here just to find out)."""
     if "ray" not in sys.modules:
-        return {"gpu_ids": []}
+        return None
     import ray
-    if not ray.is_initialized():
+    return ray if ray.is_initialized() else None
+
+
+def _ray_where() -> Dict[str, Any]:
+    """The GPUs Ray assigned to this process and its node id (no GPU ids outside Ray)."""
+    ray = _running_ray()
+    if ray is None:
         return {"gpu_ids": []}
     return {"gpu_ids": [str(g) for g in ray.get_gpu_ids()],
             "node_id": ray.get_runtime_context().get_node_id()}
@@ -116,12 +123,8 @@ def worker_train_config(cfg: Any, num_gpus: float) -> Dict[str, Any]:
 
 def cluster_gpus() -> float:
     """GPUs of the Ray cluster this process is connected to (0 when Ray is not running here)."""
-    if "ray" not in sys.modules:
-        return 0.0
-    import ray
-    if not ray.is_initialized():
-        return 0.0
-    return float(ray.cluster_resources().get("GPU", 0.0))
+    ray = _running_ray()
+    return 0.0 if ray is None else float(ray.cluster_resources().get("GPU", 0.0))
 
 
 def train_on_pool(pool: Any, config: Dict[str, Any], ckpt_path: Path, window: Any,
