@@ -5,6 +5,7 @@ The brain (``protocol.brain``), the terminal UI, the tournament runner and the H
 """
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -12,7 +13,7 @@ from typing import Callable, List, Optional
 
 import numpy as np
 
-from . import tactics
+from . import tactics, vct
 from .board import Board
 from .rules import BLACK, EMPTY, Rule
 from .evaluator import Evaluator, HeuristicEvaluator
@@ -81,11 +82,15 @@ class Player:
 
     def __init__(self, evaluator: Optional[Evaluator] = None, config: Optional[MCTSConfig] = None,
                  seed: int = 0, use_vcf: bool = True, name: str = "pygomoku",
-                 reuse_tree: bool = True) -> None:
+                 reuse_tree: bool = True, use_vct: Optional[bool] = None) -> None:
         self.evaluator = evaluator if evaluator is not None else HeuristicEvaluator()
         self.config = config or MCTSConfig()
         self.seed = seed
         self.use_vcf = use_vcf
+        # VCT (threes as well as fours) at the root; default: with the VCF tactics, unless the
+        # environment says PYGOMOKU_VCT=0 (for A/B matches against the same engine without it)
+        self.use_vct = (use_vcf and os.environ.get("PYGOMOKU_VCT", "1") != "0") \
+            if use_vct is None else use_vct
         self.name = name
         self.reuse_tree = reuse_tree
         self.memory_limit_bytes: Optional[int] = None
@@ -148,6 +153,11 @@ class Player:
                 defences = _vcf_defences(board, dl2)
                 if defences is not None:
                     restrict = defences if defences else None
+            if self.use_vct and restrict is None and (stop is None or not stop.is_set()):
+                found = self._root_vct(board, t0, soft)
+                if isinstance(found, SearchInfo):
+                    return done(found)
+                restrict = found
         if instant:
             move = self._static_choice(board)
             return done(SearchInfo(move=move, pv=[move], source="static"))
@@ -172,6 +182,28 @@ class Player:
         if on_info is not None:
             on_info(info)
         return info
+
+    def _root_vct(self, board: Board, t0: float, soft: Optional[float]
+                  ) -> "Optional[SearchInfo] | Optional[List[int]]":
+        """Root VCT (after the VCF checks found nothing to play or defend): our VCT as a proven
+        win (a SearchInfo to play), else the moves that stop the opponent's VCT (a restriction of
+        the root, None when there is none or nothing stops it). Spends at most about 12% and 20%
+        of the soft budget (capped at 0.4 s and 0.6 s), measured from ``t0``."""
+        base = soft if soft is not None else 2000.0
+        dl = t0 + min(0.12 * base, 400.0) / 1000.0
+        if time.perf_counter() >= dl:
+            return None
+        res = vct.vct_search(board, max_depth=4, node_limit=3000, deadline=dl)
+        if res.line:
+            return SearchInfo(move=res.line[0], value=1.0, pv=list(res.line), proven=1,
+                              source="vct", depth=len(res.line))
+        dl2 = t0 + min(0.20 * base, 600.0) / 1000.0
+        if time.perf_counter() >= dl2:
+            return None
+        defs, _aborted = vct.vct_defences(board, max_depth=3, node_limit=600, deadline=dl2)
+        if not defs:
+            return None                 # no threat, or no defence found: search freely
+        return _legal_for(board, list(defs)) or None
 
     def _info(self, m: MCTS, st: SearchStats, board: Board, t0: float, final: bool) -> SearchInfo:
         move = m.best_move()

@@ -288,7 +288,8 @@ class EngineClient:
                  startup_timeout_ms: float = 10000.0, move_timeout_ms: float = 300000.0,
                  quit_timeout_ms: float = 1000.0, stderr_keep: int = 200,
                  on_spawn: Optional[Callable[[int], None]] = None,
-                 on_reap: Optional[Callable[[int], None]] = None, die_with_parent: bool = False) -> None:
+                 on_reap: Optional[Callable[[int], None]] = None, die_with_parent: bool = False,
+                 settle_ms: float = 10.0) -> None:
         if not cmd:
             raise ValueError("an engine needs a command")
         self.cmd = [str(c) for c in cmd]
@@ -302,6 +303,13 @@ class EngineClient:
         self.on_spawn = on_spawn
         self.on_reap = on_reap
         self.die_with_parent = bool(die_with_parent)
+        if settle_ms < 0:
+            raise ValueError(f"settle_ms must be >= 0, got {settle_ms}")
+        # Some engines (Rapfi) drop or misread a command that arrives within microseconds of their
+        # move reply, while their search thread is still winding down: nothing is written to the
+        # engine until ``settle_ms`` after its last move reply.
+        self.settle_ms = float(settle_ms)
+        self._replied_at = 0.0              # time.monotonic() of the last move reply
         self.state = EngineState.STOPPED
         self.proc: Optional["subprocess.Popen[bytes]"] = None
         self.about: Dict[str, str] = {}
@@ -524,9 +532,16 @@ class EngineClient:
             self._kill()
             self.start()
 
+    def _settle(self) -> None:
+        """Sleep until ``settle_ms`` have passed since the engine's last move reply."""
+        wait = self._replied_at + self.settle_ms / 1000.0 - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
+
     def new_game(self, width: int, height: int, infos: Sequence[Tuple[str, Any]] = ()) -> None:
         """``START`` (or ``RECTSTART``), wait for OK, then send the ``INFO`` lines ``infos`` in order."""
         self._require("new_game", EngineState.IDLE, EngineState.READY)
+        self._settle()
         deadline = time.monotonic() + self.startup_timeout_ms / 1000.0
         cmd = L.format_start(width) if width == height else L.format_rectstart(width, height)
         self._write([cmd], deadline)
@@ -554,6 +569,7 @@ class EngineClient:
     def info(self, key: str, value: Any) -> None:
         """Send one ``INFO key value`` (never answered)."""
         self._require("info", EngineState.IDLE, EngineState.READY)
+        self._settle()
         self._write([L.format_info(key, value)], time.monotonic() + self.startup_timeout_ms / 1000.0)
 
     def request_lines(self, moves: Sequence[Tuple[int, int]]) -> List[str]:
@@ -580,6 +596,7 @@ class EngineClient:
         budget = self.move_timeout_ms if budget_ms is None else float(budget_ms)
         tl = UNLIMITED if time_left_ms is None else int(time_left_ms)
         req = self.request_lines(moves)
+        self._settle()
         self._write([L.format_info("time_left", tl)],
                     time.monotonic() + max(0.0, budget + self.tolerance_ms) / 1000.0)
         # drop anything left over from before this request (late lines of a previous move are not replies)
@@ -622,6 +639,7 @@ class EngineClient:
                     log.warning("%s: move %r is not in the strict x,y form (accepted)", self.name, text)
                 self._seen = len(moves) + 1
                 self.state = EngineState.READY
+                self._replied_at = time.monotonic()
                 return MoveReply(x, y, (t - t0) * 1000.0, text, messages, debug)
             raise self._fail(EngineProtocolError(
                 f"answered {L.clean_text(text)[:120]!r} to {req[0]} instead of a move", self.name))
@@ -633,6 +651,7 @@ class EngineClient:
             self.state = EngineState.STOPPED
             return None
         if proc.poll() is None and self.state not in (EngineState.DEAD,):
+            self._settle()
             try:
                 self._write(["END"], time.monotonic() + 0.2)
             except EngineError:

@@ -69,11 +69,17 @@ FAKE = textwrap.dedent(r'''
         x, y = pick()
         stones.add((x, y))
         say(f"{x},{y}")
+        global replied
+        replied = time.monotonic()
+    replied = -1e9
+    deaf_s = float(os.environ.get("FAKE_DEAF_MS", "0")) / 1000.0
     block = None
     for line in sys.stdin:
         line = line.strip()
         if not line:
             continue
+        if mode == "deaf" and time.monotonic() - replied < deaf_s:
+            continue  # like Rapfi: a line that arrives while the search winds down is lost
         if block is not None:
             if line.upper() == "DONE":
                 block = None; answer()
@@ -223,6 +229,32 @@ def test_crash_is_reported_and_restart_works(fake, tmp_path):
     c.new_game(15, 15)
     r = c.play([], None, 2000)
     assert (r.x, r.y) == (7, 7)
+
+
+def test_settle_gap_after_a_move_keeps_an_engine_that_drops_early_commands(fake):
+    """Rapfi drops a command that arrives right after its move reply. The fake here drops every
+    line for 200 ms after a reply: without a settle gap the next request is lost (a time-out);
+    with one longer than that, every request is answered."""
+    env = {"FAKE_DEAF_MS": "200"}
+    c = fake("deaf", env=env, settle_ms=0)
+    c.start()
+    c.new_game(15, 15)
+    c.play([], None, 2000)
+    with pytest.raises(EngineTimeout):
+        c.play([(7, 7), (8, 8)], None, 100)
+    ok = fake("deaf", env=env, settle_ms=300)
+    ok.start()
+    ok.new_game(15, 15)
+    moves = []
+    for _ in range(3):
+        r = ok.play(moves + [(0, len(moves))], None, 2000)
+        moves += [(0, len(moves)), (r.x, r.y)]
+    assert len(moves) == 6 and ok.state is EngineState.READY
+
+
+def test_settle_ms_is_checked():
+    with pytest.raises(ValueError, match="settle_ms"):
+        EngineClient(["true"], settle_ms=-1)
 
 
 def test_garbage_is_a_protocol_error(fake):

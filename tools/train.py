@@ -3,6 +3,8 @@
     gomoku train pack --records ../shared/data/gomocup2024_freestyle15 --out runs/sl/data.npz
     gomoku train supervised --data runs/sl/data.npz --run runs/sl --blocks 4 --channels 32
     gomoku train export --run runs/sl --out models/freestyle15-4x32
+    gomoku train teacher --engine /opt/rapfi/pbrain-rapfi --nodes 50000 \
+        --records ../shared/data/gomocup2024_freestyle15 --games 2000 --out runs/teach
     gomoku train selfplay --model models/freestyle15-4x32 --out runs/sp --games 64 -j 2
     gomoku train selfplay --model models/freestyle15-4x32 --out runs/sp -j 16 --backend ray
     gomoku train gate --candidate runs/az/candidates/it0003 --best runs/az/best --max-games 400
@@ -45,6 +47,26 @@ def add_parser(sub: Any) -> None:
     sl.add_argument("--threads", type=int, default=2)
     sl.add_argument("--max-seconds", type=float, default=None, help="stop (and checkpoint) after")
     sl.add_argument("--device", default="auto", help="auto (CUDA when present), cpu, cuda[:N]")
+
+    te = tsub.add_parser("teacher", help="games of an external pbrain engine against itself from "
+                         "openings cut out of records (resumable), as training data")
+    te.add_argument("--engine", required=True,
+                    help="the teacher's command line, e.g. /opt/rapfi/pbrain-rapfi")
+    te.add_argument("--nodes", type=int, default=None,
+                    help="INFO max_node for the teacher (its strength; default: its own)")
+    te.add_argument("--tc", default=None, help="time control instead of nodes, e.g. 0/0.2")
+    te.add_argument("--records", nargs="+", required=True,
+                    help="record files or folders the openings are cut from")
+    te.add_argument("--games", type=int, default=1000, help="games to reach (rounded up to pairs)")
+    te.add_argument("--min-plies", type=int, default=4, help="shortest opening (plies)")
+    te.add_argument("--max-plies", type=int, default=12, help="longest opening (plies)")
+    te.add_argument("--size", type=int, default=15)
+    te.add_argument("--rule", default="freestyle")
+    te.add_argument("--seed", type=int, default=1)
+    te.add_argument("-j", "--workers", type=int, default=1, help="games at a time")
+    te.add_argument("--out", required=True,
+                    help="folder: openings.txt, command.sh, match/ (the tournament; its games/ "
+                         "are the records to pack); an existing one is resumed")
 
     ex = tsub.add_parser("export", help="export a run's checkpoint to engine model files")
     ex.add_argument("--run", required=True)
@@ -443,7 +465,54 @@ def _selfplay_cmd(args: Any, emit: Any, run_selfplay: Any) -> Dict[str, Any]:
                         resign_disabled_fraction=args.resign_disabled)
 
 
+def _run_teacher(args: Any) -> int:
+    """``gomoku train teacher``: write the openings once, then run (or resume) the tournament."""
+    import shlex
+    from gomoku_ai.records import load_games, write_openings
+    from gomoku_ai.rules import Rule
+    from gomoku_ai.fileio import atomic_write_text
+    from gomoku_ai.training.teacher import openings_from_records
+    from tools import tournament
+
+    out = Path(args.out)
+    ops_path = out / "openings.txt"
+    match = out / "match"
+    if args.games <= 0 or args.workers <= 0:
+        sys.stderr.write("gomoku train teacher: --games and -j must be positive\n")
+        return 2
+    try:
+        rule = Rule.parse(args.rule)
+        if not ops_path.exists():
+            loader = load_games(args.records, on_error="skip", size=args.size, rule=rule)
+            ops = openings_from_records(loader, (args.games + 1) // 2, args.min_plies,
+                                        args.max_plies, args.size, args.size, rule, args.seed)
+            if not ops:
+                raise ValueError(f"no usable opening in {' '.join(args.records)}")
+            out.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(ops_path, write_openings(ops, width=args.size))
+            atomic_write_text(out / "command.sh", "gomoku train teacher " +
+                              " ".join(shlex.quote(a) for a in sys.argv[3:]) + "\n"
+                              if sys.argv[1:3] == ["train", "teacher"] else "")
+            print(json.dumps({"openings": len(ops), "file": str(ops_path)}), flush=True)
+    except (OSError, ValueError) as e:
+        sys.stderr.write(f"gomoku train teacher: {e}\n")
+        return 2
+    strength = [f"nodes={args.nodes}"] if args.nodes else []
+    targv = ["cmd=" + args.engine, "name=teacher-a", *strength,
+             "cmd=" + args.engine, "name=teacher-b", *strength,
+             "--games", str(args.games), "-j", str(args.workers), "--openings", str(ops_path),
+             "--seed", str(args.seed), "--records", "psq", "--size", str(args.size),
+             "--rule", args.rule, "--no-live", "--report-every", "100", "--out", str(match)]
+    if args.tc:
+        targv += ["--tc", args.tc]
+    if (match / "tournament.json").exists():
+        targv.append("--resume")
+    return tournament.main(targv)
+
+
 def run(args: Any) -> int:
+    if args.train_command == "teacher":   # torch-free
+        return _run_teacher(args)
     if args.train_command in ("selfplay", "gate", "curve", "plot"):
         return _run_rl(args)   # torch-free
     if args.train_command == "accuracy":   # torch-free

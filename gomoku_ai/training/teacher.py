@@ -1,0 +1,79 @@
+"""Teacher data: games played by a strong external pbrain engine, from openings cut out of real games.
+
+The policy targets of a network are only as good as the moves it copies. ``gomoku train teacher``
+(``tools/train.py``) lets any pbrain engine (Rapfi, AIWine, an older version of this one) play
+itself through the tournament runner -- resumable, with progress, one record file per game -- from
+openings taken as prefixes of game records (for example the Gomocup 2024 games in
+``../shared/data/``). ``gomoku train pack --records OUT/match/games --openings OUT/openings.txt``
+then turns those games into a training shard: each engine move is a policy target, the game's
+result (from the board: a five or a full board, never a forfeit) the value target of every position
+after the opening.
+
+This module holds the torch-free part: choosing the openings.
+"""
+from __future__ import annotations
+
+import random
+from typing import Iterable, List, Sequence, Tuple
+
+from ..board import Board
+from ..records import GameRecord
+from ..rules import Rule
+
+Move = Tuple[int, int]
+
+__all__ = ["openings_from_records"]
+
+
+def openings_from_records(records: Iterable[GameRecord], count: int, min_plies: int,
+                          max_plies: int, width: int = 15, height: int = 15,
+                          rule: Rule = Rule.FREESTYLE, seed: int = 0,
+                          min_rest: int = 10) -> List[List[Move]]:
+    """Up to ``count`` distinct openings, each the first k moves of one record (k drawn uniformly
+    from ``min_plies..max_plies`` per record, with ``seed``).
+
+    A record is used only when it is on a ``width`` x ``height`` board, its first k moves are legal
+    and decide nothing (no five, no full board), and at least ``min_rest`` more moves were played in
+    it (so the opening was a live position for strong players). Records are visited in a seeded
+    random order; duplicates (the same moves in the same order) are kept once. Raises ValueError on
+    bad bounds.
+    """
+    if count <= 0:
+        raise ValueError(f"count must be positive, got {count}")
+    if not 1 <= min_plies <= max_plies:
+        raise ValueError(f"need 1 <= min_plies <= max_plies, got {min_plies}..{max_plies}")
+    if min_rest < 0:
+        raise ValueError(f"min_rest must be >= 0, got {min_rest}")
+    rng = random.Random(seed)
+    recs = [r for r in records if (r.width, r.height) == (width, height)]
+    rng.shuffle(recs)
+    seen = set()
+    out: List[List[Move]] = []
+    for rec in recs:
+        k = rng.randint(min_plies, max_plies)
+        if len(rec.moves) < k + min_rest:
+            continue
+        prefix = [tuple(m) for m in rec.moves[:k]]
+        key = tuple(prefix)
+        if key in seen or not _live(prefix, width, height, rule):
+            continue
+        seen.add(key)
+        out.append([(int(x), int(y)) for x, y in prefix])
+        if len(out) >= count:
+            break
+    return out
+
+
+def _live(moves: Sequence[Move], width: int, height: int, rule: Rule) -> bool:
+    """Every move legal (on the board, empty square) and the game still undecided after them."""
+    b = Board(width, height, rule=rule)
+    for x, y in moves:
+        if not (0 <= x < width and 0 <= y < height):
+            return False
+        m = b.index(x, y)
+        if not b.is_empty(m):
+            return False
+        b.push(m)
+        if b.winner is not None or b.is_full():
+            return False
+    return True

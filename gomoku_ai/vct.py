@@ -1,0 +1,338 @@
+"""VCT: victory by continuous threats (fours *and* threes), for attack and for defence.
+
+Written from the point of view of **the side to move** (the attacker in :func:`vct_search`; the
+defender in :func:`vct_defences`). Moves are flat indices; ``deadline`` is an absolute
+:func:`time.perf_counter` value; node limits count attacker nodes.
+
+The search (an AND/OR proof search over threat sequences)
+----------------------------------------------------------
+* **Attacker node** (attacker to move). A five wins; two defender five-points lose; one must be
+  blocked (the only candidate). A VCF (:func:`gomoku_ai.tactics.vcf_search`) wins. Otherwise, with
+  depth left, the attacker tries its *threats*: every move that makes a four or an open three
+  (broken threes included), ordered by the number of threat lines they make. Depth counts attacker
+  moves before the final VCF; iterative deepening finds short wins first.
+* **Defender node** (after an attacker move). After a four, the defender's only replies are the
+  blocks. After a three (or a block), the attacker must threaten a VCF as if the defender passed;
+  otherwise the move was no threat and fails. The defender then gets a free move, so a defender VCF
+  refutes the attacker's move (one that cannot be ruled out within the limits counts as a refutation
+  too). The defender's replies are all moves that stop the threatened VCF
+  (:func:`gomoku_ai.tactics.find_vcf_defences`: blocks, and counter-fours that gain a tempo); the
+  attacker must win against every one of them. None at all: the attacker wins.
+
+Soundness: the attacker's choices may be pruned freely (a win is only missed); the defender's never
+are -- every reply that might stop the threat is searched. Limits only ever turn a "win" into "not
+found": an aborted defence check keeps the unverified candidates as replies, an aborted
+defender-VCF check refutes. So a returned line is a forced win under the rules the tactics module
+implements (freestyle, exact five, renju forbidden points, caro), at the given limits.
+
+Defence (:func:`vct_defences`): the opponent's VCT as if we passed; if there is one, the candidate
+replies are the squares near its line and our own fours and threes (a counter-threat can gain the
+tempo); each is kept when the opponent has no VCT after it (within the limits).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Set, Tuple
+
+from .board import Board
+from .rules import BLACK, EMPTY, Rule
+from .tactics import (_INF_DEPTH, _blocks, _Ctx, _defences, _five_points, _relevant,
+                      _window_squares, vcf_search)
+
+__all__ = ["VCTResult", "vct_search", "find_vct", "vct_defences", "threat_moves"]
+
+
+@dataclass
+class VCTResult:
+    """What :func:`vct_search` found.
+
+    ``line``: the attacker's first move followed by one main line (attacker and defender moves
+    alternating, the defender's reply shown being the first one tried), or None. ``nodes``: attacker
+    nodes (VCF nodes inside them not counted); ``vcf_nodes``: VCF nodes. ``aborted``: the node limit
+    or the deadline cut the search. ``depth``: the last depth (attacker threats before the final
+    VCF) searched. ``elapsed_s``: wall time in seconds.
+    """
+
+    line: Optional[List[int]]
+    nodes: int = 0
+    vcf_nodes: int = 0
+    aborted: bool = False
+    depth: int = 0
+    elapsed_s: float = 0.0
+
+
+class _Abort(Exception):
+    pass
+
+
+def threat_moves(board: Board, color: Optional[int] = None) -> List[Tuple[int, int, int]]:
+    """Moves that make a four or an open three for ``color`` (default: the side to move), as
+    ``(move, fours, threes)`` counted in lines, most threatening first (then by move). Renju Black:
+    forbidden points are left out. A move that makes five is not listed."""
+    ctx = _Ctx(board)
+    return _threats(ctx, board.side_to_move if color is None else color)
+
+
+def _threats(ctx: _Ctx, c: int) -> List[Tuple[int, int, int]]:
+    info = ctx.info
+    out: List[Tuple[int, int, int]] = []
+    seen: Set[int] = set()
+    renju_black = ctx.renju and c == BLACK
+    for m, _d in _window_squares(ctx, c, ctx.n - 3):
+        if m in seen:
+            continue
+        seen.add(m)
+        fours = threes = 0
+        infos = (info(m, 0, c), info(m, 1, c), info(m, 2, c), info(m, 3, c))
+        five = False
+        for inf in infos:
+            if inf.five:
+                five = True
+                break
+            if inf.fpts:
+                fours += 1
+            elif inf.tpts:
+                threes += 1
+        if five or not (fours or threes):
+            continue
+        if renju_black and ctx.forbidden(m, infos):
+            continue
+        out.append((m, fours, threes))
+    out.sort(key=lambda t: (-(2 * t[1] + t[2]), -t[1], t[0]))
+    return out
+
+
+class _VCT:
+    def __init__(self, board: Board, node_limit: int, deadline: Optional[float],
+                 vcf_nodes: int, max_threats: int) -> None:
+        self.board = board
+        self.ctx = _Ctx(board)
+        self.att = board.side_to_move
+        self.dfn = 3 - self.att
+        self.node_limit = node_limit
+        self.deadline = deadline
+        self.vcf_nodes = vcf_nodes
+        self.max_threats = max_threats
+        self.nodes = 0
+        self.vcf_total = 0
+        self.cut = 0
+        self.tt: Dict[int, int] = {}
+        self.dfn_forbid = self.ctx.renju and self.dfn == BLACK
+
+    # -------------------------------------------------------------- helpers
+    def _tick(self) -> None:
+        self.nodes += 1
+        if self.nodes >= self.node_limit:
+            raise _Abort
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+            raise _Abort
+
+    def _vcf(self) -> Tuple[Optional[List[int]], bool]:
+        """VCF of the side to move: (line or None, aborted)."""
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+            raise _Abort
+        res = vcf_search(self.board, node_limit=self.vcf_nodes, deadline=self.deadline)
+        self.vcf_total += res.nodes
+        return res.line, res.aborted
+
+    # -------------------------------------------------------------- search
+    def run(self, max_depth: int) -> VCTResult:
+        t0 = time.perf_counter()
+        res = VCTResult(None)
+        try:
+            for depth in range(1, max_depth + 1):
+                res.depth = depth
+                self.tt.clear()
+                cut0 = self.cut
+                line = self._attack(depth)
+                if line is not None:
+                    res.line = line
+                    break
+                if self.cut == cut0:
+                    break               # nothing was cut by the depth: deeper cannot help
+        except _Abort:
+            res.aborted = True
+        res.nodes = self.nodes
+        res.vcf_nodes = self.vcf_total
+        res.elapsed_s = time.perf_counter() - t0
+        return res
+
+    def _attack(self, depth: int) -> Optional[List[int]]:
+        """Attacker to move. A winning line, or None."""
+        self._tick()
+        ctx, board = self.ctx, self.board
+        own = _five_points(ctx, self.att)
+        if own:
+            return [own[0]]
+        D = _five_points(ctx, self.dfn)
+        if len(D) >= 2 and not ctx.caro:
+            return None
+        line, _ = self._vcf()
+        if line is not None:
+            return line
+        if depth <= 0:
+            self.cut += 1
+            return None
+        h = board.hash
+        if self.tt.get(h, -1) >= depth:
+            return None
+        cut0 = self.cut
+        if D:
+            cands = [m for m in _blocks(ctx, D, self.dfn)
+                     if not (ctx.renju and self.att == BLACK and ctx.forbidden(m))]
+        else:
+            cands = [m for m, _f, _t in _threats(ctx, self.att)[:self.max_threats]]
+        for m in cands:
+            board.push(m)
+            try:
+                sub = self._defend(depth - 1)
+            finally:
+                board.pop()
+            if sub is not None:
+                return [m] + sub
+        self.tt[h] = depth if self.cut != cut0 else _INF_DEPTH
+        return None
+
+    def _defend(self, depth: int) -> Optional[List[int]]:
+        """Defender to move after an attacker move. The attacker's winning line from here, or None."""
+        ctx, board = self.ctx, self.board
+        if _five_points(ctx, self.dfn):
+            return None                 # the defender wins at once
+        F = _five_points(ctx, self.att)
+        if F and not ctx.caro:
+            replies = [] if len(F) >= 2 else list(F)
+            if self.dfn_forbid:
+                replies = [r for r in replies if not ctx.forbidden(r)]
+            if not replies:             # unstoppable four: a block, then the other five
+                return [F[0], F[1]] if len(F) >= 2 and not self.dfn_forbid else []
+        else:
+            board.pass_turn()
+            try:
+                threat, _ = self._vcf()
+            finally:
+                board.pass_turn()
+            if threat is None:
+                return None             # no threat: the move was not forcing
+            counter, cut = self._vcf()
+            if counter is not None or cut:
+                return None             # the defender may win first with its free move
+            defs, n, _ = _defences(board, threat, max(500, self.vcf_nodes // 2), self.deadline, 40)
+            self.vcf_total += n
+            if not defs:                # nothing stops the threatened VCF
+                return self._show_reply(threat)
+            replies = defs
+        line: Optional[List[int]] = None
+        for r in replies:
+            board.push(r)
+            try:
+                sub = self._attack(depth)
+            finally:
+                board.pop()
+            if sub is None:
+                return None
+            if line is None:
+                line = [r] + sub
+        return line
+
+    def _show_reply(self, threat: List[int]) -> List[int]:
+        """The line after a threat nothing stops: the defender takes the threat's first square
+        (or, where that is not allowed, any square near it) and the attacker's VCF from there."""
+        ctx, board = self.ctx, self.board
+        for r in [threat[0]] + sorted(_relevant(ctx, threat[:1])):
+            if board[r] != EMPTY or (self.dfn_forbid and ctx.forbidden(r)):
+                continue
+            board.push(r)
+            try:
+                line, _ = self._vcf()
+            finally:
+                board.pop()
+            if line is not None:
+                return [r] + line
+        return threat                   # pragma: no cover - the defences said nothing stops it
+
+
+def vct_search(board: Board, max_depth: int = 4, node_limit: int = 2000,
+               deadline: Optional[float] = None, vcf_nodes: int = 2000,
+               max_threats: int = 24) -> VCTResult:
+    """Search a VCT for the side to move (see the module docstring).
+
+    ``max_depth``: most attacker threats before the final VCF; ``node_limit``: attacker nodes over
+    all iterations; ``vcf_nodes``: the node limit of each inner VCF search; ``max_threats``: the
+    attacker's candidate threats per node (the most threatening first; a pruning that can only miss
+    wins). The board is left unchanged.
+    """
+    t0 = time.perf_counter()
+    if board.winner is not None or board.is_full():
+        return VCTResult(None)
+    res = _VCT(board, node_limit, deadline, vcf_nodes, max_threats).run(max_depth)
+    res.elapsed_s = time.perf_counter() - t0
+    return res
+
+
+def find_vct(board: Board, max_depth: int = 4, node_limit: int = 2000,
+             deadline: Optional[float] = None) -> Optional[List[int]]:
+    """The first moves of a VCT for the side to move (see :func:`vct_search`), or None."""
+    return vct_search(board, max_depth, node_limit, deadline).line
+
+
+def vct_defences(board: Board, max_depth: int = 3, node_limit: int = 1000,
+                 deadline: Optional[float] = None, threat_line: Optional[List[int]] = None
+                 ) -> Tuple[Optional[List[int]], bool]:
+    """The moves of the side to move that leave the opponent without a VCT.
+
+    Returns ``(None, aborted)`` when the opponent has no VCT as if we passed (nothing to defend),
+    else ``(moves, aborted)``: the candidates near the opponent's line, plus our fours and threes,
+    after which its VCT search (``node_limit`` attacker nodes each) finds none -- empty when every
+    candidate fails. ``aborted``: a limit cut a search, so a kept move is not proved to defend (a
+    candidate whose check was cut is kept). Renju: forbidden points of a Black defender are never
+    returned. The board is left unchanged.
+    """
+    if board.winner is not None or board.is_full():
+        return None, False
+    ctx = _Ctx(board)
+    me = board.side_to_move
+    aborted = False
+    if threat_line is None:
+        board.pass_turn()
+        try:
+            res = vct_search(board, max_depth, node_limit * 2, deadline)
+        finally:
+            board.pass_turn()
+        aborted = res.aborted
+        if res.line is None:
+            return None, aborted
+        threat_line = res.line
+    cands = _relevant(ctx, threat_line)
+    counters = {m for m, _f, _t in _threats(ctx, me)}
+    order = [m for m in threat_line if m in cands]
+    order += sorted(cands - set(order))
+    order += sorted(counters - cands)
+    me_forbid = ctx.renju and me == BLACK
+    out: List[int] = []
+    known: List[List[int]] = [threat_line]
+    for idx, m in enumerate(order):
+        if m in out:
+            continue
+        if deadline is not None and time.perf_counter() > deadline:
+            out.extend(q for q in order[idx:] if q not in out
+                       and not (me_forbid and ctx.forbidden(q)))
+            return out, True
+        if me_forbid and ctx.forbidden(m):
+            continue
+        if board[m] != EMPTY:
+            continue
+        if board.push(m):
+            board.pop()
+            out.append(m)
+            continue
+        try:
+            res = vct_search(board, max_depth, node_limit, deadline)
+        finally:
+            board.pop()
+        if res.line is None:
+            out.append(m)
+            aborted = aborted or res.aborted
+        else:
+            known.append(res.line)
+    return out, aborted

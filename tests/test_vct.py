@@ -1,0 +1,158 @@
+"""VCT (threes and fours) attack and defence: hand-built positions whose answer is known by
+construction, the rules' effect (renju forbids Black's three-three), the defender's counter-threats,
+and the board left unchanged. Fragments are placed on an empty 15x15 board as in test_tactics."""
+from __future__ import annotations
+
+from typing import List
+
+import pytest
+
+from gomoku_ai import vct as V
+from gomoku_ai import tactics as T
+from gomoku_ai.board import Board
+from gomoku_ai.player import Limit, Player
+from gomoku_ai.rules import BLACK, WHITE, Rule
+from tests.test_tactics import pos, state
+
+F, R = Rule.FREESTYLE, Rule.RENJU
+
+
+def replay_forced(b: Board, line: List[int]) -> None:
+    """Check a VCT main line move by move with the board's own rules: every attacker move before
+    the last VCF is a four or an open three (a threat the defender must answer), the defender
+    never makes five, and the line ends in a five."""
+    att = b.side_to_move
+    pushed = 0
+    try:
+        for k, m in enumerate(line):
+            assert b.is_empty(m), f"ply {k}: {b.move_name(m)} is occupied"
+            won = b.push(m)
+            pushed += 1
+            if won:
+                assert b[m] == att, "the defender made five"
+                return
+        raise AssertionError("the line does not end in a five")
+    finally:
+        for _ in range(pushed):
+            b.pop()
+
+
+DEFEND_THREE_THREE = """
+    ...O..
+    ..X...
+    ..X.O.
+    XX*...
+    .O....
+    ......
+    """
+
+THREE_THREE = """
+    ......
+    ..X...
+    ..X...
+    XX*...
+    ......
+    ......
+    """
+
+
+def test_three_three_is_a_vct_not_a_vcf() -> None:
+    b, marks = pos(THREE_THREE)
+    assert T.find_vcf(b) is None
+    before = state(b)
+    res = V.vct_search(b, max_depth=2)
+    assert state(b) == before
+    assert res.line is not None and res.line[0] == marks["*"][0]
+    assert res.depth == 1 and not res.aborted
+    replay_forced(b, res.line)
+
+
+def test_four_three_found_and_replayed() -> None:
+    b, marks = pos("""
+        O.....
+        .X....
+        ..X...
+        ...X..
+        ......
+        .XX*..
+        """)
+    # the star makes a four (diagonal, blocked at the top) and an open three (row): a four-three
+    res = V.vct_search(b, max_depth=2)
+    assert res.line is not None
+    replay_forced(b, res.line)
+
+
+def test_renju_black_three_three_is_forbidden_white_allowed() -> None:
+    b, marks = pos(THREE_THREE, rule=R)
+    star = marks["*"][0]
+    res = V.vct_search(b, max_depth=2)
+    assert res.line is None or res.line[0] != star      # forbidden for Black
+    assert all(m != star for m, _f, _t in V.threat_moves(b))
+    w, wm = pos(THREE_THREE.replace("X", "O"), rule=R, to_move=WHITE)
+    res_w = V.vct_search(w, max_depth=2)
+    assert res_w.line is not None and res_w.line[0] == wm["*"][0]
+
+
+def test_defender_counter_four_refutes_the_three_three() -> None:
+    # White can make four after Black's three-three and then win first: a straight-four threat of
+    # its own (an open three on the right) gives White a VCF once it gets a free move
+    b, marks = pos("""
+        ......O...
+        ..X...O...
+        ..X...O...
+        XX*.......
+        ..........
+        """)
+    assert V.vct_search(b, max_depth=2).line is None
+
+
+def test_defence_against_a_three_three_point() -> None:
+    # White to move; Black threatens the three-three at the star (White's three stones keep Black
+    # from other threats): White must take the star or close the column at its open end
+    b, marks = pos(DEFEND_THREE_THREE, to_move=WHITE)
+    star = marks["*"][0]
+    before = state(b)
+    defs, aborted = V.vct_defences(b)
+    assert state(b) == before
+    assert defs is not None and not aborted
+    assert sorted(defs) == sorted([star, b.index(7, 5)])
+    for d in defs:                       # each kept move really leaves Black without its VCT
+        b.push(d)
+        assert V.vct_search(b, max_depth=3).line is None, b.move_name(d)
+        b.pop()
+
+
+def test_no_threat_no_defence() -> None:
+    b, _ = pos("""
+        X....
+        .....
+        ..O..
+        """, to_move=WHITE)
+    assert V.vct_defences(b) == (None, False)
+
+
+def test_threat_moves_order_and_counts() -> None:
+    b, marks = pos(THREE_THREE)
+    ts = V.threat_moves(b)
+    assert ts[0][0] == marks["*"][0] and ts[0][2] == 2      # two threes at once, first
+    assert all(f + t >= 1 for _m, f, t in ts)
+
+
+def test_player_plays_the_vct_win() -> None:
+    b, marks = pos(THREE_THREE)
+    info = Player().think(b, Limit(soft_ms=1500, hard_ms=3000))
+    assert info.move == marks["*"][0]
+    assert info.source == "vct" and info.proven == 1
+
+
+def test_player_defends_the_three_three_point() -> None:
+    b, marks = pos(DEFEND_THREE_THREE, to_move=WHITE)
+    defs, _ = V.vct_defences(b)
+    info = Player().think(b, Limit(soft_ms=1500, hard_ms=3000))
+    assert info.move in defs
+
+
+def test_limits_are_respected() -> None:
+    b, _ = pos(THREE_THREE)
+    res = V.vct_search(b, max_depth=4, node_limit=1)
+    assert res.aborted and res.line is None
