@@ -1,0 +1,90 @@
+"""``gomoku train teacher``: openings cut out of records, and the whole command against a small
+fake pbrain engine (a record per game, the opening stones at the start of each, resume)."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from gomoku_ai.records import GameRecord, load_games, read_openings, save_record
+from gomoku_ai.rules import Rule
+from gomoku_ai.training.teacher import openings_from_records
+from tests.test_manager import FAKE
+from tools.cli import main as cli_main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _rec(moves):
+    return GameRecord(15, 15, Rule.FREESTYLE, [tuple(m) for m in moves])
+
+
+LONG = [(7, 7), (8, 8), (6, 6), (9, 9), (7, 9), (9, 7), (5, 5), (8, 6), (10, 10), (6, 8),
+        (3, 3), (4, 12), (12, 4), (1, 13), (13, 1), (2, 2), (11, 3), (3, 11), (0, 14), (14, 0)]
+
+
+def test_openings_are_prefixes_of_live_games_within_bounds() -> None:
+    recs = [_rec(LONG), _rec(LONG[1:] + LONG[:1]), _rec(LONG[:7])]
+    ops = openings_from_records(recs, 10, 3, 6, seed=4, min_rest=5)
+    assert len(ops) == 2                            # the 7-move game is too short for 3 + 5
+    for op in ops:
+        assert 3 <= len(op) <= 6
+        assert any(list(map(tuple, r.moves[:len(op)])) == op for r in recs)
+    assert len({tuple(o) for o in ops}) == len(ops)
+    assert openings_from_records(recs, 10, 3, 6, seed=4, min_rest=5) == ops   # seeded
+
+
+def test_openings_skip_decided_prefixes_and_other_boards() -> None:
+    five = [(0, 0), (0, 1), (1, 0), (1, 1), (2, 0), (2, 1), (3, 0), (3, 1), (4, 0)] + LONG[:15]
+    assert openings_from_records([_rec(five)], 5, 9, 9, min_rest=0) == []
+    assert len(openings_from_records([_rec(five)], 5, 8, 8, min_rest=0)) == 1
+    small = GameRecord(10, 10, Rule.FREESTYLE, [(1, 1), (2, 2), (3, 3), (4, 4), (5, 5)])
+    assert openings_from_records([small], 5, 2, 2, min_rest=0) == []
+
+
+@pytest.mark.parametrize("bad", [dict(count=0), dict(min_plies=0), dict(min_plies=5, max_plies=4)])
+def test_openings_bad_bounds(bad) -> None:
+    kw = dict(count=3, min_plies=2, max_plies=4)
+    kw.update(bad)
+    with pytest.raises(ValueError):
+        openings_from_records([_rec(LONG)], **kw)
+
+
+def test_teacher_command_plays_records_and_resumes(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv("PYTHONUNBUFFERED", raising=False)
+    src = tmp_path / "records"
+    src.mkdir()
+    for i in range(4):
+        save_record(_rec(LONG[i:] + LONG[:i]), src / f"g{i}.psq")
+    fake = tmp_path / "fake.py"
+    fake.write_text(FAKE)
+    out = tmp_path / "teach"
+    argv = ["train", "teacher", "--engine", f"{sys.executable} {fake}", "--records", str(src),
+            "--games", "4", "--min-plies", "4", "--max-plies", "6", "--out", str(out)]
+    assert cli_main(argv) == 0
+    ops = read_openings(out / "openings.txt")
+    assert len(ops) == 2
+    games = list(load_games(out / "match" / "games"))
+    assert len(games) == 4
+    for g in games:                                  # each game starts with one of the openings
+        assert any(list(map(tuple, g.moves[:len(o)])) == [tuple(m) for m in o] for o in ops)
+        assert len(g.moves) > 6
+    # a rerun with more games resumes: the openings file is kept, finished games are not replayed
+    before = (out / "openings.txt").read_text()
+    argv[argv.index("--games") + 1] = "4"
+    assert cli_main(argv) == 0
+    assert (out / "openings.txt").read_text() == before
+    assert len(list((out / "match" / "games").iterdir())) == 4
+    lines = (out / "match" / "results.jsonl").read_text().splitlines()
+    assert len(lines) == 4 and all(json.loads(ln)["termination"] for ln in lines)
+
+
+def test_teacher_command_refuses_records_without_openings(tmp_path: Path) -> None:
+    empty = tmp_path / "none"
+    empty.mkdir()
+    code = cli_main(["train", "teacher", "--engine", "true", "--records", str(empty),
+                     "--out", str(tmp_path / "t")])
+    assert code == 2
+    assert not (tmp_path / "t").exists()
