@@ -8,12 +8,15 @@ to rebuild it::
 
 Positions come from record games won by a five, a few plies before the end:
 
-* ``win``: the side to move has a forced win that the oracle proves (``+M``) but no VCF (so at
-  least one three is needed). The answer is every threat move (a four or an open three) after
+* ``win``: the side to move has a forced win that the oracle proves (``+M``, at most
+  ``--max-mate`` plies) but no VCF (so at least one three is needed), and the oracle's own move is
+  a threat (a four or an open three). The answer is that move and every other threat move after
   which the oracle, defending, reports itself mated (``-M``).
-* ``defend``: the side to move is not lost (no ``-M``) but the opponent mates if we pass. The
-  answer is every move within two squares of a stone after which the oracle, attacking, finds no
-  mate.
+* ``defend``: the side to move is not lost (no ``-M``), the opponent has no VCF if we passed,
+  yet at least half of our moves within two squares of a stone let the oracle mate (within
+  ``--max-mate`` plies): the opponent threatens a VCT. The answer is every such move after which
+  the oracle, attacking, finds no mate; kept when that is at most 8 moves. (No position is asked
+  with a pass: an engine reads the side to move from the stone counts.)
 
 Each position is one block: ``# key: value`` header lines (name, kind, to_move, rule, answer in
 h8 names, source) and the board rows (``X`` black, ``O`` white, ``.`` empty), then a blank line.
@@ -75,14 +78,13 @@ class Oracle:
         """(eval text of the side to move, e.g. '+M5' / '-M3' / '120', move name)."""
         me = board.side_to_move
         self._send("BOARD")
-        for y in range(board.height):
-            for x in range(board.width):
-                c = board[board.index(x, y)]
-                if c != EMPTY:
-                    self._send(f"{x},{y},{1 if c == me else 2}")
+        # in move order: Rapfi takes the first listed stone as Black's
+        for m in board.moves:
+            x, y = m % board.width, m // board.width
+            self._send(f"{x},{y},{1 if board[m] == me else 2}")
         self._send("DONE")
         lines = self._wait(lambda s: re.fullmatch(r"\d+,\d+", s) is not None)
-        time.sleep(0.01)   # Rapfi drops a command that arrives while it is finishing a move
+        time.sleep(0.1)   # Rapfi drops a command that arrives while it is finishing a move
         ev = None
         for s in lines:
             m = _EVAL.search(s)
@@ -104,6 +106,11 @@ def mates(ev: str) -> int:
     if "M" not in ev:
         return 0
     return -1 if ev.startswith("-") else 1
+
+
+def mate_plies(ev: str) -> int:
+    """Plies to the mate of a '+M7' / '-M4' eval (a large number for a plain eval)."""
+    return int(ev.lstrip("+-M")) if "M" in ev else 1 << 30
 
 
 def near(board: Board, r: int = 2) -> List[int]:
@@ -136,6 +143,8 @@ def main() -> int:
     ap.add_argument("--wins", type=int, default=40)
     ap.add_argument("--defences", type=int, default=30)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--max-mate", type=int, default=11,
+                    help="longest oracle mate kept, in plies (a VCT of about (N+1)/2 threats)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "data" / "vct_positions.txt"))
     a = ap.parse_args()
     rng = random.Random(a.seed)
@@ -164,16 +173,18 @@ def main() -> int:
             src = Path(g.source or "?").name + f" ply {len(moves) - back}"
             if b.winner is not None or T.winning_moves(b) or T.must_block(b):
                 continue
-            ev, _mv = orc.ask(b)
-            if mates(ev) > 0 and wins < a.wins and T.find_vcf(b, node_limit=200000) is None:
+            ev, mv = orc.ask(b)
+            if mates(ev) > 0 and mate_plies(ev) <= a.max_mate and wins < a.wins \
+                    and T.find_vcf(b, node_limit=200000) is None:
+                threats = [m for m, _f, _t in threat_moves(b)]
                 ans = []
-                for m, _f, _t in threat_moves(b):
+                for m in threats:
                     b.push(m)
                     e2, _ = orc.ask(b)
                     b.pop()
-                    if mates(e2) < 0:
+                    if mates(e2) < 0 or b.move_name(m) == mv:
                         ans.append(m)
-                if ans:
+                if ans and b.parse(mv) in threats:
                     wins += 1
                     blocks.append(block(f"win{wins:02d}", "win", b, ans, src))
                     print(f"win {wins}: {src} {ev} answer {[b.move_name(m) for m in ans]}",
@@ -181,20 +192,22 @@ def main() -> int:
                 continue
             if mates(ev) == 0 and defs < a.defences:
                 b.pass_turn()
-                e_opp, _ = orc.ask(b)
                 threat_vcf = T.find_vcf(b, node_limit=200000) is not None
                 b.pass_turn()
-                if mates(e_opp) <= 0 or threat_vcf:
-                    continue            # no threat, or only a VCF threat (the VCF tests cover it)
+                if threat_vcf:
+                    continue            # a VCF threat: the VCF tests cover it
                 ans = []
                 cands = near(b)
+                lost = 0
                 for m in cands:
                     b.push(m)
                     e2, _ = orc.ask(b)
                     b.pop()
                     if mates(e2) <= 0:
                         ans.append(m)
-                if ans and len(ans) < len(cands) // 2:
+                    elif mate_plies(e2) <= a.max_mate:
+                        lost += 1
+                if ans and len(ans) <= 8 and lost >= len(cands) // 2:
                     defs += 1
                     blocks.append(block(f"defend{defs:02d}", "defend", b, ans, src))
                     print(f"defend {defs}: {src} answer {[b.move_name(m) for m in ans]}",

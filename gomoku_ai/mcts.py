@@ -35,6 +35,7 @@ from typing import Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from . import tactics
 from .board import Board
 from .evaluator import Evaluator
 from .rules import BLACK, EMPTY, Rule
@@ -96,6 +97,7 @@ class MCTSConfig:
     noise_fraction: float = 0.25
     max_nodes: int = 60_000           # tree size cap; beyond it leaves are evaluated but not kept
     check_every: int = 16             # simulations between clock checks
+    three_replies: bool = True        # after an open three, only its defence points and our fours
 
 
 class MCTS:
@@ -468,7 +470,8 @@ class MCTS:
         if node.opp_fives:
             cands = sorted(set(node.opp_fives))
         elif board.moves:
-            cands = self._candidates_all(board)
+            cands = (_three_replies(board) if self.cfg.three_replies else None) \
+                or self._candidates_all(board)
         else:
             h, w = board.height, board.width
             cx, cy = w // 2, h // 2
@@ -515,6 +518,40 @@ class MCTS:
         node.children = [None] * k
         if is_root and node is self.root:
             self.prepare_root(node, reused=False)
+
+
+def _three_replies(board: Board) -> Optional[List[int]]:
+    """The only moves worth searching when the opponent's last move made an open three: the
+    three's defence points (its straight-four points and the five-points of those fours) and every
+    move that makes us a four. Any other move lets the opponent make a straight four, so this is a
+    safe restriction (a superset of the non-losing moves). None when the last move made no open
+    three, or the rule makes the three unreliable (caro's blocked ends; renju Black's threes, whose
+    points may be forbidden). The side to move has no five-point of the opponent to block here."""
+    if not board.moves or board.rule is Rule.CARO:
+        return None
+    me = board.side_to_move
+    opp = 3 - me
+    if board.rule is Rule.RENJU and opp == BLACK:
+        return None
+    m = board.moves[-1]
+    if board[m] != opp:
+        return None
+    ctx = tactics._Ctx(board)
+    fd = ctx.fd
+    points: set = set()
+    for d in range(4):
+        inf = ctx.info(m, d, opp)
+        if inf.fpts or not inf.tpts:
+            continue
+        step = fd[d]
+        for off in inf.tpts:
+            t = m + off * step
+            points.add(t)
+            points.update(t + o * step for o in ctx.info(t, d, opp).fpts)
+    if not points:
+        return None
+    points.update(f.move for f in tactics._four_moves(ctx, me, check_forbidden=False))
+    return sorted(q for q in points if board.is_empty(q))
 
 
 def _near_mask(board: Board, radius: int) -> np.ndarray:

@@ -94,6 +94,8 @@ class Player:
         self.name = name
         self.reuse_tree = reuse_tree
         self.memory_limit_bytes: Optional[int] = None
+        if os.environ.get("PYGOMOKU_THREE_REPLIES", "1") == "0":
+            self.config.three_replies = False   # A/B switch: search every move after an open three
         self.mcts = MCTS(self.evaluator, self.config, seed=seed)
 
     def new_game(self) -> None:

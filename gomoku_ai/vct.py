@@ -33,14 +33,16 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Set, Tuple
+from pathlib import Path
+from typing import Dict, FrozenSet, List, Optional, Set, Tuple, Union
 
 from .board import Board
-from .rules import BLACK, EMPTY, Rule
+from .rules import BLACK, EMPTY, WHITE, Rule
 from .tactics import (_INF_DEPTH, _blocks, _Ctx, _defences, _five_points, _relevant,
                       _window_squares, vcf_search)
 
-__all__ = ["VCTResult", "vct_search", "find_vct", "vct_defences", "threat_moves"]
+__all__ = ["VCTResult", "vct_search", "find_vct", "vct_defences", "threat_moves", "Position",
+           "read_positions"]
 
 
 @dataclass
@@ -336,3 +338,61 @@ def vct_defences(board: Board, max_depth: int = 3, node_limit: int = 1000,
         else:
             known.append(res.line)
     return out, aborted
+
+
+# ---------------------------------------------------------------------------------------------
+# labelled positions (benchmarks/data/vct_positions.txt)
+
+@dataclass(frozen=True)
+class Position:
+    """One labelled tactical position. ``kind`` is ``"win"`` (``answer``: the winning threat moves)
+    or ``"defend"`` (``answer``: the moves that stop the opponent's threat); ``rows`` is the ASCII
+    board (``X`` Black, ``O`` White, ``.`` empty), ``to_move`` BLACK or WHITE."""
+
+    name: str
+    kind: str
+    to_move: int
+    rule: Rule
+    rows: Tuple[str, ...]
+    answer: FrozenSet[int]
+    source: str = ""
+
+    def board(self) -> Board:
+        """A fresh board of the position (side to move set)."""
+        return Board.from_ascii("\n".join(self.rows), rule=self.rule, to_move=self.to_move)
+
+
+def read_positions(path: Union[str, Path]) -> List[Position]:
+    """The positions of a set file: blocks of ``# key: value`` lines (name, kind, to_move X/O,
+    rule, answer as h8-style names, source) followed by board rows, separated by blank lines.
+    Raises ValueError naming the file and the block on a malformed block."""
+    text = Path(path).read_text(encoding="utf-8")
+    out: List[Position] = []
+    for k, blk in enumerate(text.split("\n\n")):
+        lines = [ln.strip() for ln in blk.strip().splitlines() if ln.strip()]
+        head: Dict[str, str] = {}
+        rows: List[str] = []
+        for ln in lines:
+            if ln.startswith("#"):
+                key, sep, val = ln[1:].partition(":")
+                if sep:
+                    head[key.strip()] = val.strip()
+            else:
+                rows.append(ln)
+        if not rows:
+            continue
+        try:
+            kind = head["kind"]
+            if kind not in ("win", "defend"):
+                raise ValueError(f"kind {kind!r}")
+            to_move = {"X": BLACK, "O": WHITE}[head["to_move"]]
+            rule = Rule.parse(head.get("rule", "freestyle"))
+            b = Board.from_ascii("\n".join(rows), rule=rule, to_move=to_move)
+            answer = frozenset(b.parse(n) for n in head["answer"].split())
+            if not answer:
+                raise ValueError("empty answer")
+            out.append(Position(head.get("name", f"block{k}"), kind, to_move, rule, tuple(rows),
+                                answer, head.get("source", "")))
+        except (KeyError, ValueError) as e:
+            raise ValueError(f"{path}: block {k + 1}: {e}") from None
+    return out
