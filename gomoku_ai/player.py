@@ -195,14 +195,14 @@ class Player:
         dl = t0 + min(0.12 * base, 400.0) / 1000.0
         if time.perf_counter() >= dl:
             return None
-        res = vct.vct_search(board, max_depth=4, node_limit=3000, deadline=dl)
+        res = vct.vct_search(board, max_depth=5, node_limit=30000, deadline=dl)
         if res.line:
             return SearchInfo(move=res.line[0], value=1.0, pv=list(res.line), proven=1,
                               source="vct", depth=len(res.line))
         dl2 = t0 + min(0.20 * base, 600.0) / 1000.0
         if time.perf_counter() >= dl2:
             return None
-        defs, _aborted = vct.vct_defences(board, max_depth=3, node_limit=600, deadline=dl2)
+        defs, _aborted = vct.vct_defences(board, max_depth=3, node_limit=3000, deadline=dl2)
         if not defs:
             return None                 # no threat, or no defence found: search freely
         return _legal_for(board, list(defs)) or None

@@ -47,6 +47,9 @@ def add_parser(sub: Any) -> None:
     sl.add_argument("--threads", type=int, default=2)
     sl.add_argument("--max-seconds", type=float, default=None, help="stop (and checkpoint) after")
     sl.add_argument("--device", default="auto", help="auto (CUDA when present), cpu, cuda[:N]")
+    sl.add_argument("--init", default=None,
+                    help="start a new run from this checkpoint's weights (fine-tune; same arch)")
+    sl.add_argument("--warmup", type=int, default=None, help="warm-up steps (default 300)")
 
     te = tsub.add_parser("teacher", help="games of an external pbrain engine against itself from "
                          "openings cut out of records (resumable), as training data")
@@ -548,8 +551,15 @@ def run(args: Any) -> int:
                                   threads=args.threads, device=args.device,
                                   arch={"blocks": args.blocks, "channels": args.channels,
                                         "head_channels": hc, "value_fc": max(32, hc * 2)})
-        tr = trainer.Trainer(cfg, Path(args.run),
-                             log=lambda rec: print(json.dumps(rec), flush=True))
+        if args.warmup is not None:
+            cfg.warmup_steps = args.warmup
+        try:
+            tr = trainer.Trainer(cfg, Path(args.run),
+                                 log=lambda rec: print(json.dumps(rec), flush=True),
+                                 init=Path(args.init) if args.init else None)
+        except trainer.CheckpointError as e:
+            sys.stderr.write(f"gomoku train supervised: {e}\n")
+            return 2
         tr.fit(pos, stop_after_s=args.max_seconds)
         return 0
     if args.train_command == "export":

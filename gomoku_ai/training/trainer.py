@@ -210,9 +210,11 @@ class Trainer:
 
     def __init__(self, cfg: TrainConfig, run_dir: Path,
                  log: Optional[Callable[[Dict[str, Any]], None]] = None,
-                 device_data: Optional[bool] = None) -> None:
+                 device_data: Optional[bool] = None, init: Optional[Path] = None) -> None:
         """``device_data``: hold the positions on the device and encode batches there
-        (:class:`DeviceData`); None = on CUDA only."""
+        (:class:`DeviceData`); None = on CUDA only. ``init``: a checkpoint whose weights start a
+        new run (fine-tuning: fresh optimizer and schedule, step 0); ignored when ``run_dir``
+        already has a checkpoint (that one is resumed). Its architecture must be ``cfg.arch``."""
         self.cfg = cfg
         self._device_data_opt = device_data
         self._data: Optional[DeviceData] = None
@@ -237,6 +239,13 @@ class Trainer:
             self.model.load_state_dict(state["model"])      # copies onto self.device
             self.opt.load_state_dict(state["optimizer"])    # moves its state to the params' device
             self.step = int(state["step"])
+        elif init is not None:
+            state = load_checkpoint(Path(init))
+            if state["arch"] != asdict(self.model.arch):
+                raise CheckpointError(f"{init}: architecture {state['arch']} differs from the "
+                                      f"requested {asdict(self.model.arch)}")
+            self.model.load_state_dict(state["model"])
+            self._log({"event": "init", "from": str(init), "from_step": int(state["step"])})
 
     def _log(self, rec: Dict[str, Any]) -> None:
         rec = {"time": round(time.time(), 1), **rec}
