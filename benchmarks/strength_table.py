@@ -1,0 +1,123 @@
+"""Strength table (Markdown) and curve (PNG) from finished ``gomoku tournament`` folders.
+
+    .venv/bin/python benchmarks/strength_table.py --player ours runs/t/curve15 [more folders] \\
+        [--curve rapfi10k=10000,rapfi30k=30000,rapfi100k=100000,rapfi300k=300000] \\
+        [--png docs/strength-curve.png]
+
+For every pairing of ``--player`` in the folders' ``summary.json``: the opponent, games, W-D-L,
+the score, and the Elo difference with its 95 % interval from the pentanomial statistics of
+colour-swapped pairs (the trinomial where a pairing has no complete pair), as the tournament
+computed them. ``--curve`` maps opponent names to node counts: those rows are also drawn as the
+strength curve (score of ``--player`` against the opponent's nodes, log axis, 95 % intervals) with
+matplotlib's Agg backend. Prints the table; with ``--json`` one JSON object instead.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any, Dict, List
+
+
+def rows_for(player: str, folders: List[str]) -> List[Dict[str, Any]]:
+    """One row per pairing of ``player`` (later folders add rows; a repeated opponent is summed
+    only as separate rows, never merged)."""
+    out: List[Dict[str, Any]] = []
+    for folder in folders:
+        path = Path(folder) / "summary.json"
+        try:
+            s = json.loads(path.read_text())
+        except (OSError, ValueError) as e:
+            raise SystemExit(f"{path}: cannot read a tournament summary ({e})")
+        names = s["names"]
+        for pr in s["pairings"]:
+            a, b = names[pr["a"]], names[pr["b"]]
+            if player not in (a, b):
+                continue
+            flip = b == player
+            w, d, l = pr["w"], pr["d"], pr["l"]
+            if flip:
+                w, l = l, w
+            st = pr.get("pentanomial") if pr.get("pairs") else None
+            st = st or pr["trinomial"]
+            elo, lo, hi = st["elo"], st["elo_lo"], st["elo_hi"]
+            if flip:
+                elo, lo, hi = -elo, -hi, -lo
+            n = w + d + l
+            out.append({"opponent": a if flip else b, "games": n, "w": w, "d": d, "l": l,
+                        "score": (w + 0.5 * d) / n if n else float("nan"),
+                        "elo": elo, "elo_lo": lo, "elo_hi": hi, "folder": str(folder),
+                        "stats": "pentanomial" if pr.get("pairs") else "trinomial"})
+    return out
+
+
+def _fmt(x: float) -> str:
+    return "-" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:+.0f}"
+
+
+def markdown(rows: List[Dict[str, Any]]) -> str:
+    lines = ["| opponent | games | W-D-L | score | Elo (95 %) |", "|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['opponent']} | {r['games']} | {r['w']}-{r['d']}-{r['l']} | "
+                     f"{100 * r['score']:.1f}% | {_fmt(r['elo'])} [{_fmt(r['elo_lo'])}, "
+                     f"{_fmt(r['elo_hi'])}] |")
+    return "\n".join(lines)
+
+
+def plot(rows: List[Dict[str, Any]], curve: Dict[str, int], out: str, title: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    pts = sorted((curve[r["opponent"]], r) for r in rows if r["opponent"] in curve)
+    if not pts:
+        raise SystemExit("no row matches --curve")
+    xs = [p[0] for p in pts]
+    sc = [100 * p[1]["score"] for p in pts]
+    err = []
+    for _, r in pts:       # a binomial 95 % interval of the score, for the error bars
+        n = max(r["games"], 1)
+        s = r["score"]
+        e = 1.96 * math.sqrt(max(s * (1 - s), 0.25 / n) / n)
+        err.append(100 * e)
+    fig, ax = plt.subplots(figsize=(6, 3.6), dpi=110)
+    ax.errorbar(xs, sc, yerr=err, marker="o", capsize=4)
+    ax.axhline(50, color="grey", lw=0.8, ls="--")
+    ax.set_xscale("log")
+    ax.set_xlabel("Rapfi nodes per move (INFO max_node)")
+    ax.set_ylabel("our score (%)")
+    ax.set_ylim(0, 100)
+    ax.set_title(title, fontsize=10)
+    for x, y, (_, r) in zip(xs, sc, pts):
+        ax.annotate(f"{r['games']} g", (x, y), textcoords="offset points", xytext=(6, 6),
+                    fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("folders", nargs="+")
+    ap.add_argument("--player", required=True)
+    ap.add_argument("--curve", default="", help="NAME=NODES,... rows drawn as the curve")
+    ap.add_argument("--png", default=None)
+    ap.add_argument("--title", default="ours at 1 s/move vs Rapfi (classical) by nodes")
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args()
+    rows = rows_for(a.player, a.folders)
+    if a.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        print(markdown(rows))
+    if a.png:
+        curve = {}
+        for item in filter(None, a.curve.split(",")):
+            k, _, v = item.partition("=")
+            curve[k] = int(v)
+        plot(rows, curve, a.png, a.title)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
