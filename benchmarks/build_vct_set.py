@@ -15,7 +15,7 @@ Positions come from record games won by a five, a few plies before the end:
 * ``defend``: the side to move is not lost (no ``-M``), the opponent has no VCF if we passed,
   yet at least half of our moves within two squares of a stone let the oracle mate (within
   ``--max-mate`` plies): the opponent threatens a VCT. The answer is every such move after which
-  the oracle, attacking, finds no mate; kept when that is at most 8 moves. (No position is asked
+  the oracle, attacking, finds no mate; kept when that is at most 10 moves. (No position is asked
   with a pass: an engine reads the side to move from the stone counts.)
 
 Each position is one block: ``# key: value`` header lines (name, kind, to_move, rule, answer in
@@ -151,9 +151,30 @@ def main() -> int:
     games = [g for g in load_games(a.records, on_error="skip")
              if g.result is not None and len(g.moves) >= 20 and (g.width, g.height) == (15, 15)]
     rng.shuffle(games)
-    orc = Oracle(a.engine.split(), a.nodes, 15)
+    header = ("# VCT and defence positions, labelled by an external engine (see "
+              "benchmarks/build_vct_set.py).\n# Oracle: max_node %d; 15x15 freestyle.\n\n" % a.nodes)
     blocks: List[str] = []
     wins = defs = 0
+    done_src = set()
+    if Path(a.out).exists():             # resume: keep what an earlier run wrote
+        old = Path(a.out).read_text().split("\n\n")
+        for blk in old:
+            if "# kind: win" in blk:
+                wins += 1
+            elif "# kind: defend" in blk:
+                defs += 1
+            else:
+                continue
+            blocks.append(blk.strip("\n") + "\n\n")
+            for ln in blk.splitlines():
+                if ln.startswith("# source: "):
+                    done_src.add(ln[len("# source: "):].rsplit(" ply", 1)[0])
+    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+
+    def save() -> None:
+        atomic_write_text(a.out, header + "".join(blocks))
+
+    orc = Oracle(a.engine.split(), a.nodes, 15)
     try:
         for gi, g in enumerate(games):
             if wins >= a.wins and defs >= a.defences:
@@ -171,6 +192,8 @@ def main() -> int:
             back = rng.randint(5, 13)
             b = Board.from_moves(moves[:len(moves) - back], 15, 15, Rule.FREESTYLE)
             src = Path(g.source or "?").name + f" ply {len(moves) - back}"
+            if Path(g.source or "?").name in done_src:
+                continue
             if b.winner is not None or T.winning_moves(b) or T.must_block(b):
                 continue
             ev, mv = orc.ask(b)
@@ -187,6 +210,7 @@ def main() -> int:
                 if ans and b.parse(mv) in threats:
                     wins += 1
                     blocks.append(block(f"win{wins:02d}", "win", b, ans, src))
+                    save()
                     print(f"win {wins}: {src} {ev} answer {[b.move_name(m) for m in ans]}",
                           flush=True)
                 continue
@@ -207,17 +231,15 @@ def main() -> int:
                         ans.append(m)
                     elif mate_plies(e2) <= a.max_mate:
                         lost += 1
-                if ans and len(ans) <= 8 and lost >= len(cands) // 2:
+                if ans and len(ans) <= 10 and lost >= len(cands) // 2:
                     defs += 1
                     blocks.append(block(f"defend{defs:02d}", "defend", b, ans, src))
+                    save()
                     print(f"defend {defs}: {src} answer {[b.move_name(m) for m in ans]}",
                           flush=True)
     finally:
         orc.close()
-    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-    header = ("# VCT and defence positions, labelled by an external engine (see "
-              "benchmarks/build_vct_set.py).\n# Oracle: max_node %d; 15x15 freestyle.\n\n" % a.nodes)
-    atomic_write_text(a.out, header + "".join(blocks))
+    save()
     print(f"wrote {wins} win and {defs} defend positions to {a.out}")
     return 0
 

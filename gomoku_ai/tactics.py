@@ -32,10 +32,10 @@ lazily), and a Black defender who can only block on a forbidden point cannot blo
 
 Known limitations
 -----------------
-* Only continuous-four threats are searched (VCF). Threats that need a three on the way (VCT:
-  a double open three being prepared, a three-three, a four-three whose three is made first) are
-  not seen by :func:`analyse` until they become a VCF threat (an open three *is* one: its straight
-  four is a one-move VCF).
+* Only continuous-four threats are searched here (VCF). Threats that need a three on the way
+  (a three-three, a four-three whose three is made first) are the job of :mod:`gomoku_ai.vct`,
+  which builds on this module; :func:`analyse` does not see them until they become a VCF threat
+  (an open three *is* one: its straight four is a one-move VCF).
 * "No VCF" and "this move defends" are proofs only within the node limit and deadline
   (:attr:`VCFResult.complete`, :attr:`ThreatInfo.aborted` say when they were cut).
 * :func:`find_vcf_defences` tests the squares near the threat line (plus our fours). Under renju
