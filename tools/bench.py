@@ -13,6 +13,7 @@ import platform
 import random
 import sys
 import time
+from pathlib import Path
 from typing import Any, Dict, List
 
 BENCH_POSITIONS = [
@@ -132,6 +133,11 @@ def bench_search(evaluator_name: str, visits: int, model: str | None = None,
     }
 
 
+def load_model_cached(path: str):
+    from gomoku_ai.net import load_model
+    return load_model(path)
+
+
 def run(args: Any) -> int:
     """Entry point of ``gomoku bench``; prints one JSON object."""
     out: Dict[str, Any] = {
@@ -144,8 +150,17 @@ def run(args: Any) -> int:
     if "search" in parts:
         out["search"] = [bench_search(name, args.visits)
                          for name in ("uniform", "heuristic", "rollout")]
-        if args.model:
-            out["search"].append(bench_search("network", args.visits, args.model))
+        model = args.model
+        if model is None:            # the shipped default network (freestyle 15x15)
+            from gomoku_ai.rules import Rule
+            from gomoku_ai.shipped import default_model
+            model = default_model(Rule.FREESTYLE, 15, 15)
+        if model and str(model).lower() != "none":
+            r = bench_search("network", args.visits, str(model))
+            r["network"] = Path(str(model)).name
+            r["bare_network_evals_per_s"] = round(bare_network_rate(load_model_cached(str(model)),
+                                                                    1), 1)
+            out["search"].append(r)
     if "network" in parts:
         nets = []
         for blocks, channels in ((6, 64), (4, 32)):

@@ -44,7 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="print speed figures and a search signature as JSON")
     bench.add_argument("--visits", type=int, default=800, help="visits per bench position")
     bench.add_argument("--only", default="", help="comma list of: board,search,network")
-    bench.add_argument("--model", default=None, help="also bench this network model")
+    bench.add_argument("--model", default=None,
+                       help="the network model to bench in the search (default: the shipped "
+                            "freestyle 15x15 one; none: skip)")
     from tools import train
     train.add_parser(sub)
     from tools import tournament

@@ -1,0 +1,28 @@
+"""``gomoku bench`` reports the shipped network's search speed (simulations/s, evaluations/s) by
+default, and a deterministic search signature for each evaluator."""
+from __future__ import annotations
+
+import json
+
+from tools.cli import main as cli_main
+
+
+def test_bench_search_includes_the_shipped_network(capsys) -> None:
+    assert cli_main(["bench", "--only", "search", "--visits", "30"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    by = {r["evaluator"]: r for r in out["search"]}
+    net = by["network"]
+    assert net["network"] == "freestyle15-4x32-sp"
+    assert net["simulations"] >= 30 * net["positions"]
+    assert net["simulations_per_s"] > 0 and net["bare_network_evals_per_s"] > 0
+    assert net["evaluations_per_s_inside_search"] > 0
+    # the signature depends only on the search, not on the clock: a second run gives the same
+    assert cli_main(["bench", "--only", "search", "--visits", "30"]) == 0
+    again = {r["evaluator"]: r for r in json.loads(capsys.readouterr().out)["search"]}
+    assert all(again[k]["signature"] == by[k]["signature"] for k in by)
+
+
+def test_bench_model_none_skips_the_network(capsys) -> None:
+    assert cli_main(["bench", "--only", "search", "--visits", "10", "--model", "none"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert "network" not in {r["evaluator"] for r in out["search"]}
