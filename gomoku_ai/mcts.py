@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, List, Optional, Sequence, Tuple
 
@@ -98,6 +99,8 @@ class MCTSConfig:
     max_nodes: int = 60_000           # tree size cap; beyond it leaves are evaluated but not kept
     check_every: int = 16             # simulations between clock checks
     three_replies: bool = True        # after an open three, only its defence points and our fours
+    pipeline: bool = False            # evaluate one batch in a second thread while the next is
+                                      # gathered (INFO thread_num >= 2; needs evaluator batches > 1)
 
 
 class MCTS:
@@ -116,6 +119,9 @@ class MCTS:
         self._root_len = 0
         self._is_forbidden: Optional[Callable[[Board, int], bool]] = None
         self._restrict: Optional[set] = None
+        self._pool: Optional[ThreadPoolExecutor] = None
+        self._inflight: Optional[Tuple[List[Tuple[List[Tuple[Node, int]], Node, object]],
+                                       "Future[Tuple[np.ndarray, np.ndarray, float]]"]] = None
 
     # ------------------------------------------------------------------ public
     def reset(self) -> None:
@@ -172,7 +178,12 @@ class MCTS:
                 want = max(1, min(batch, visits - root.n))
             if not root.expanded:
                 want = 1
-            self._run_batch(want, stats)
+            if cfg.pipeline and batch > 1 and root.expanded:
+                self._run_pipelined(want, stats)
+            else:
+                self._drain(stats)
+                self._run_batch(want, stats)
+        self._drain(stats)
         stats.elapsed_s = time.perf_counter() - t0
         if progress is not None:
             progress(self, stats)
@@ -347,6 +358,82 @@ class MCTS:
                 v = leaf.terminal
             self._backup(path, v, vl)
             stats.simulations += 1
+
+    def _gather(self, want: int, stats: SearchStats
+                ) -> List[Tuple[List[Tuple[Node, int]], Node, object]]:
+        """Descend ``want`` times (virtual loss on each path); terminal and proven leaves are
+        backed up at once, the others returned for evaluation (their paths keep the virtual loss)."""
+        board = self._board
+        assert board is not None
+        pending: List[Tuple[List[Tuple[Node, int]], Node, object]] = []
+        vl = self.cfg.virtual_loss
+        for _ in range(want):
+            path, leaf, value = self._descend(board, stats)
+            if leaf is not None and value is None:
+                self._set_candidates(leaf, board)
+                pending.append((path, leaf, self.evaluator.prepare(board)))
+            for _ in range(len(path)):
+                board.pop()
+            if value is not None:
+                self._backup(path, value, vl)
+                stats.simulations += 1
+            elif leaf is None:   # collision with a leaf already pending (this batch or in flight)
+                self._backup(path, None, vl)
+                break
+        return pending
+
+    def _finish(self, pending, logits: np.ndarray, values: np.ndarray, stats: SearchStats) -> None:
+        """Expand the evaluated leaves of ``pending`` and back their values up."""
+        vl = self.cfg.virtual_loss
+        for k, (path, leaf, _) in enumerate(pending):
+            v = float(values[k])
+            self._expand(leaf, logits[k], v, is_root=not path)
+            if leaf.proven:
+                v = float(leaf.proven)
+            elif leaf.terminal is not None:
+                v = leaf.terminal
+            self._backup(path, v, vl)
+            stats.simulations += 1
+
+    def _evaluate_timed(self, items: List[object], shape: Tuple[int, int]
+                        ) -> Tuple[np.ndarray, np.ndarray, float]:
+        t = time.perf_counter()
+        logits, values = self.evaluator.evaluate(items, shape)
+        return logits, values, time.perf_counter() - t
+
+    def _run_pipelined(self, want: int, stats: SearchStats) -> None:
+        """Gather a batch while the previous one is evaluated in the pool's thread (onnxruntime
+        and numpy release the GIL), then finish the previous batch and submit this one. The tree
+        is only touched by the calling thread."""
+        board = self._board
+        assert board is not None
+        pending = self._gather(want, stats)
+        self._drain(stats)
+        if not pending:
+            return
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcts-eval")
+        fut = self._pool.submit(self._evaluate_timed, [p[2] for p in pending],
+                                (board.height, board.width))
+        self._inflight = (pending, fut)
+
+    def _drain(self, stats: SearchStats) -> None:
+        """Wait for the batch in flight, if any, and finish it."""
+        if self._inflight is None:
+            return
+        pending, fut = self._inflight
+        self._inflight = None
+        logits, values, el = fut.result()
+        stats.eval_s += el
+        stats.evaluations += len(pending)
+        stats.batches += 1
+        self._finish(pending, logits, values, stats)
+
+    def close(self) -> None:
+        """Stop the evaluation thread of a pipelined search (started on first use)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
 
     def _descend(self, board: Board, stats: SearchStats):
         """Select down to a leaf, pushing moves and adding virtual loss.

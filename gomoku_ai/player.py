@@ -98,6 +98,17 @@ class Player:
             self.config.three_replies = False   # A/B switch: search every move after an open three
         self.mcts = MCTS(self.evaluator, self.config, seed=seed)
 
+    @property
+    def thread_num(self) -> int:
+        """Threads the search may use (Gomocup ``INFO thread_num``). With 2 or more, network
+        evaluations run in a second thread, overlapped with the tree work of the next batch
+        (:attr:`MCTSConfig.pipeline`); the tree itself stays single-threaded."""
+        return 2 if self.config.pipeline else 1
+
+    @thread_num.setter
+    def thread_num(self, n: int) -> None:
+        self.config.pipeline = int(n) >= 2 and int(getattr(self.evaluator, "batch_size", 1)) > 1
+
     def new_game(self) -> None:
         """Forget the search tree."""
         self.mcts.reset()

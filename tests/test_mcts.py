@@ -241,3 +241,60 @@ def test_renju_black_never_offered_forbidden_points() -> None:
     mcts = MCTS(UniformEvaluator())
     mcts.search(b, visits=200)
     assert b.index(5, 6) not in set(int(m) for m in mcts.root.moves)
+
+
+# ------------------------------------------------------------------ pipelined evaluation
+
+@pytest.mark.parametrize("evaluator", [BatchedUniform(), HeuristicEvaluator()])
+def test_pipelined_search_keeps_the_tree_consistent(evaluator: Evaluator) -> None:
+    """With the evaluation of one batch overlapped with gathering the next, every visit is still
+    counted once, virtual loss is fully reverted, and no batch is left in flight."""
+    if evaluator.batch_size == 1:
+        evaluator.batch_size = 4          # the heuristic evaluator batches only when asked
+    b = Board(15)
+    for tok in "h8 i9 g9 i7 i8".split():
+        b.play(b.parse(tok))
+    mcts = MCTS(evaluator, MCTSConfig(pipeline=True))
+    try:
+        st = mcts.search(b, visits=600)
+        assert mcts._inflight is None
+        assert mcts.root.n >= 600 and st.evaluations > 0 and st.batches > 1
+        assert _check_tree(mcts.root) == mcts.n_nodes
+        st2 = mcts.search(b, visits=900)          # reuse: the same tree goes on
+        assert mcts.root.n >= 900 and _check_tree(mcts.root) == mcts.n_nodes
+    finally:
+        mcts.close()
+    assert mcts._pool is None
+
+
+def test_pipelined_search_still_proves_a_win() -> None:
+    b = Board.from_ascii("""
+    .........
+    .........
+    .........
+    ...XXX...
+    .........
+    ..O......
+    ...O.....
+    .........
+    .........""", to_move=1)
+    mcts = MCTS(BatchedUniform(), MCTSConfig(pipeline=True))
+    try:
+        st = mcts.search(b, visits=20000)
+    finally:
+        mcts.close()
+    assert st.stopped_by == "solved" and mcts.root.proven == 1
+    assert mcts.best_move() in (b.index(2, 3), b.index(6, 3))
+
+
+def test_player_thread_num_turns_the_pipeline_on_only_with_batches() -> None:
+    from gomoku_ai.player import Player
+    p = Player(BatchedUniform())
+    assert p.thread_num == 1
+    p.thread_num = 2
+    assert p.config.pipeline and p.thread_num == 2
+    p.thread_num = 1
+    assert not p.config.pipeline
+    q = Player(UniformEvaluator())             # batches of one: nothing to overlap
+    q.thread_num = 4
+    assert not q.config.pipeline
