@@ -5,8 +5,10 @@
 For every ``win`` position: :func:`gomoku_ai.vct.vct_search` with a deadline of ``--ms``
 milliseconds (the player's root budget at 1 s per move is about 120 ms of attack); solved when it
 returns a line whose first move is in the position's answer. For every ``defend`` position:
-:func:`gomoku_ai.vct.vct_defences` with ``--ms``; solved when it returns moves and all of them are
-in the answer (it never proposes a losing move), and ``covered`` when it keeps at least one.
+:func:`gomoku_ai.vct.vct_defences` with ``--ms``; solved when every defence of the answer is among
+the moves it keeps (the search is then restricted to a set that holds the real defences);
+``recall`` is the share of the answers' moves kept over the set, ``extra_kept`` the kept moves
+after which the oracle still mates (our VCT does not see those mates).
 Also the player itself (``Player.think`` at ``--player-ms``, heuristic evaluator so that no
 network is needed): the fraction of positions where its move is in the answer.
 """
@@ -40,6 +42,7 @@ def main() -> int:
     for kind in ("win", "defend"):
         items = [p for p in positions if p.kind == kind]
         times, solved, covered, player_ok = [], 0, 0, 0
+        extra = oracle = 0
         failed = []
         for p in items:
             b = p.board()
@@ -50,8 +53,11 @@ def main() -> int:
                 ok = bool(res.line) and res.line[0] in p.answer
             else:
                 defs, _ = vct_defences(b, node_limit=2000, deadline=t0 + a.ms / 1000.0)
-                ok = bool(defs) and all(m in p.answer for m in defs)
-                covered += bool(defs) and any(m in p.answer for m in defs)
+                kept = p.answer & set(defs or [])
+                ok = bool(defs) and kept == p.answer        # every real defence kept
+                covered += len(kept)
+                extra += len(set(defs or []) - p.answer)
+                oracle += len(p.answer)
             times.append((time.perf_counter() - t0) * 1000.0)
             solved += ok
             if not ok:
@@ -67,7 +73,10 @@ def main() -> int:
                "ms_median": round(statistics.median(times), 1) if times else None,
                "ms_max": round(max(times), 1) if times else None, "unsolved": failed}
         if kind == "defend":
-            rec["covered"] = covered
+            rec["oracle_defences"] = oracle
+            rec["oracle_defences_kept"] = covered      # the search may restrict to the kept set
+            rec["recall"] = round(covered / oracle, 3) if oracle else None
+            rec["extra_kept"] = extra                  # kept, but the oracle finds a mate after
         if not a.no_player:
             rec["player_right"] = player_ok
         out[kind] = rec

@@ -5,6 +5,7 @@ The brain (``protocol.brain``), the terminal UI, the tournament runner and the H
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import time
@@ -95,7 +96,8 @@ class Player:
         self.reuse_tree = reuse_tree
         self.memory_limit_bytes: Optional[int] = None
         if os.environ.get("PYGOMOKU_THREE_REPLIES", "1") == "0":
-            self.config.three_replies = False   # A/B switch: search every move after an open three
+            # A/B switch: search every move after an open three
+            self.config = dataclasses.replace(self.config, three_replies=False)
         self.mcts = MCTS(self.evaluator, self.config, seed=seed)
 
     @property
@@ -204,19 +206,28 @@ class Player:
         """Root VCT (after the VCF checks found nothing to play or defend): our VCT as a proven
         win (a SearchInfo to play), else the moves that stop the opponent's VCT (a restriction of
         the root, None when there is none or nothing stops it). Spends at most about 12% and 20%
-        of the soft budget (capped at 0.4 s and 0.6 s), measured from ``t0``."""
-        base = soft if soft is not None else 2000.0
-        dl = t0 + min(0.12 * base, 400.0) / 1000.0
-        if time.perf_counter() >= dl:
-            return None
-        res = vct.vct_search(board, max_depth=5, node_limit=30000, deadline=dl)
+        of the soft budget (capped at 0.4 s and 0.6 s), measured from ``t0``; without a soft
+        budget, :data:`VCT_NODES_NO_CLOCK` attacker nodes."""
+        if soft is None:
+            # no clock (a visit limit): node limits only, so that the move does not depend on the
+            # machine's speed (fixed-visit matches replay exactly)
+            dl = dl2 = None
+            attack_nodes, defence_nodes, vcf_nodes, total = VCT_NODES_NO_CLOCK
+        else:
+            dl = t0 + min(0.12 * soft, 400.0) / 1000.0
+            dl2 = t0 + min(0.20 * soft, 600.0) / 1000.0
+            attack_nodes, defence_nodes, vcf_nodes, total = 30000, 3000, 2000, None
+            if time.perf_counter() >= dl:
+                return None
+        res = vct.vct_search(board, max_depth=5, node_limit=attack_nodes, deadline=dl,
+                             vcf_nodes=vcf_nodes)
         if res.line:
             return SearchInfo(move=res.line[0], value=1.0, pv=list(res.line), proven=1,
                               source="vct", depth=len(res.line))
-        dl2 = t0 + min(0.20 * base, 600.0) / 1000.0
-        if time.perf_counter() >= dl2:
+        if dl2 is not None and time.perf_counter() >= dl2:
             return None
-        defs, aborted = vct.vct_defences(board, max_depth=3, node_limit=3000, deadline=dl2)
+        defs, aborted = vct.vct_defences(board, max_depth=3, node_limit=defence_nodes,
+                                         deadline=dl2, vcf_nodes=vcf_nodes, total_nodes=total)
         if not defs or aborted:
             return None                 # no threat, no defence found, or not checked: search freely
         return _legal_for(board, list(defs)) or None
@@ -241,6 +252,10 @@ class Player:
         lg = logits[0]
         return max(cands, key=lambda mv: lg[mv])
 
+
+#: VCT limits of a move searched without a clock: (attacker nodes of the attack, of each defence
+#: check, nodes of each inner VCF, attacker nodes of all the defence checks); deterministic
+VCT_NODES_NO_CLOCK = (300, 100, 300, 600)
 
 BASELINE_BYTES = 180 * 1024 * 1024  # VmPeak of the brain with onnxruntime and a model, before search (bench_brain)
 
