@@ -17,8 +17,8 @@ from gomoku_ai.rules import BLACK, WHITE, Rule
 from tests.test_tactics import pos, state
 
 F, R = Rule.FREESTYLE, Rule.RENJU
-MIN_WINS_SOLVED = 0        # measured when the set was built (benchmarks/bench_vct.py has the rest)
-MIN_DEFENCE_RECALL = 0.0
+MIN_WINS_SOLVED = 31       # of 35, measured when the set was built (node limits: deterministic)
+MIN_DEFENCE_RECALL = 0.75  # 75 of the oracle's 99 defending moves kept (18 of 20 threats seen)
 
 
 def replay_forced(b: Board, line: List[int]) -> None:
@@ -210,13 +210,12 @@ def test_vct_defences_keep_the_oracles_defences() -> None:
     is that the real defences are among them: the share of the oracle's defending moves that are
     kept, over the whole set, stays at least what it was when the set was made. (The kept set is
     larger than the oracle's: after some moves our VCT finds nothing where the oracle finds a long
-    mate.)"""
+    mate; and a threat our VCT does not see at all keeps nothing, which is counted as a miss.)"""
     defs = [p for p in _set() if p.kind == "defend"]
     kept = total = 0
     for p in defs:
         b = p.board()
         moves, _aborted = V.vct_defences(b, max_depth=3, node_limit=1500)
-        assert moves, p.name                      # every position has a threat we see
-        kept += len(p.answer & set(moves))
+        kept += len(p.answer & set(moves or []))  # a threat we do not see keeps nothing
         total += len(p.answer)
     assert kept / total >= MIN_DEFENCE_RECALL, f"{kept} of {total}"
