@@ -287,14 +287,11 @@ def test_pipelined_search_still_proves_a_win() -> None:
     assert mcts.best_move() in (b.index(2, 3), b.index(6, 3))
 
 
-def test_player_thread_num_turns_the_pipeline_on_only_with_batches() -> None:
+def test_player_thread_num_is_recorded_and_leaves_the_search_single_threaded() -> None:
     from gomoku_ai.player import Player
     p = Player(BatchedUniform())
     assert p.thread_num == 1
     p.thread_num = 2
-    assert p.config.pipeline and p.thread_num == 2
-    p.thread_num = 1
-    assert not p.config.pipeline
-    q = Player(UniformEvaluator())             # batches of one: nothing to overlap
-    q.thread_num = 4
-    assert not q.config.pipeline
+    assert p.thread_num == 2 and not p.config.pipeline   # measured slower with the shipped net
+    p.thread_num = 0
+    assert p.thread_num == 1
