@@ -100,7 +100,8 @@ class MCTSConfig:
     check_every: int = 16             # simulations between clock checks
     three_replies: bool = True        # after an open three, only its defence points and our fours
     pipeline: bool = False            # evaluate one batch in a second thread while the next is
-                                      # gathered (INFO thread_num >= 2; needs evaluator batches > 1)
+                                      # gathered (needs evaluator batches > 1; opt-in: slower with
+                                      # the shipped 4x32 network, benchmarks/bench_pipeline.py)
 
 
 class MCTS:
@@ -324,40 +325,15 @@ class MCTS:
 
     # ------------------------------------------------------------------ simulations
     def _run_batch(self, want: int, stats: SearchStats) -> None:
+        """Gather up to ``want`` leaves, evaluate them in one call, expand and back them up."""
         board = self._board
         assert board is not None
-        pending: List[Tuple[List[Tuple[Node, int]], Node, object]] = []
-        vl = self.cfg.virtual_loss
-        for _ in range(want):
-            path, leaf, value = self._descend(board, stats)
-            if leaf is not None and value is None:
-                self._set_candidates(leaf, board)
-                pending.append((path, leaf, self.evaluator.prepare(board)))
-            for _ in range(len(path)):
-                board.pop()
-            if value is not None:
-                self._backup(path, value, vl)
-                stats.simulations += 1
-            elif leaf is None:   # collision with a leaf already pending in this batch
-                self._backup(path, None, vl)
-                break
+        pending = self._gather(want, stats)
         if not pending:
             return
-        t = time.perf_counter()
-        logits, values = self.evaluator.evaluate([p[2] for p in pending],
-                                                 (board.height, board.width))
-        stats.eval_s += time.perf_counter() - t
-        stats.evaluations += len(pending)
-        stats.batches += 1
-        for k, (path, leaf, _) in enumerate(pending):
-            v = float(values[k])
-            self._expand(leaf, logits[k], v, is_root=not path)
-            if leaf.proven:
-                v = float(leaf.proven)
-            elif leaf.terminal is not None:
-                v = leaf.terminal
-            self._backup(path, v, vl)
-            stats.simulations += 1
+        logits, values, el = self._evaluate_timed([p[2] for p in pending],
+                                                  (board.height, board.width))
+        self._finish(pending, logits, values, el, stats)
 
     def _gather(self, want: int, stats: SearchStats
                 ) -> List[Tuple[List[Tuple[Node, int]], Node, object]]:
@@ -382,8 +358,13 @@ class MCTS:
                 break
         return pending
 
-    def _finish(self, pending, logits: np.ndarray, values: np.ndarray, stats: SearchStats) -> None:
-        """Expand the evaluated leaves of ``pending`` and back their values up."""
+    def _finish(self, pending, logits: np.ndarray, values: np.ndarray, eval_s: float,
+                stats: SearchStats) -> None:
+        """Count one evaluated batch (``eval_s`` seconds inside the evaluator), expand the leaves
+        of ``pending`` and back their values up."""
+        stats.eval_s += eval_s
+        stats.evaluations += len(pending)
+        stats.batches += 1
         vl = self.cfg.virtual_loss
         for k, (path, leaf, _) in enumerate(pending):
             v = float(values[k])
@@ -424,10 +405,7 @@ class MCTS:
         pending, fut = self._inflight
         self._inflight = None
         logits, values, el = fut.result()
-        stats.eval_s += el
-        stats.evaluations += len(pending)
-        stats.batches += 1
-        self._finish(pending, logits, values, stats)
+        self._finish(pending, logits, values, el, stats)
 
     def close(self) -> None:
         """Stop the evaluation thread of a pipelined search (started on first use)."""

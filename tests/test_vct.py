@@ -13,7 +13,7 @@ from gomoku_ai.vct import read_positions
 from gomoku_ai import tactics as T
 from gomoku_ai.board import Board
 from gomoku_ai.player import Limit, Player
-from gomoku_ai.rules import BLACK, WHITE, Rule
+from gomoku_ai.rules import WHITE, Rule
 from tests.test_tactics import pos, state
 
 F, R = Rule.FREESTYLE, Rule.RENJU

@@ -133,11 +133,6 @@ def bench_search(evaluator_name: str, visits: int, model: str | None = None,
     }
 
 
-def load_model_cached(path: str):
-    from gomoku_ai.net import load_model
-    return load_model(path)
-
-
 def run(args: Any) -> int:
     """Entry point of ``gomoku bench``; prints one JSON object."""
     out: Dict[str, Any] = {
@@ -156,10 +151,11 @@ def run(args: Any) -> int:
             from gomoku_ai.shipped import default_model
             model = default_model(Rule.FREESTYLE, 15, 15)
         if model and str(model).lower() != "none":
-            r = bench_search("network", args.visits, str(model))
+            from gomoku_ai.net import load_model
+            net = load_model(str(model))
+            r = bench_search("network", args.visits, network=net)
             r["network"] = Path(str(model)).name
-            r["bare_network_evals_per_s"] = round(bare_network_rate(load_model_cached(str(model)),
-                                                                    1), 1)
+            r["bare_network_evals_per_s"] = round(bare_network_rate(net, 1), 1)
             out["search"].append(r)
     if "network" in parts:
         nets = []

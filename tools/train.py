@@ -496,9 +496,13 @@ def _run_teacher(args: Any) -> int:
                 raise ValueError(f"no usable opening in {' '.join(args.records)}")
             out.mkdir(parents=True, exist_ok=True)
             atomic_write_text(ops_path, write_openings(ops, width=args.size))
-            atomic_write_text(out / "command.sh", "gomoku train teacher " +
-                              " ".join(shlex.quote(a) for a in sys.argv[3:]) + "\n"
-                              if sys.argv[1:3] == ["train", "teacher"] else "")
+            cmd = ["gomoku", "train", "teacher", "--engine", args.engine, "--records",
+                   *args.records, "--games", str(args.games), "--min-plies", str(args.min_plies),
+                   "--max-plies", str(args.max_plies), "--size", str(args.size), "--rule",
+                   args.rule, "--seed", str(args.seed), "-j", str(args.workers), "--out", args.out]
+            cmd += ["--nodes", str(args.nodes)] if args.nodes else []
+            cmd += ["--tc", args.tc] if args.tc else []
+            atomic_write_text(out / "command.sh", " ".join(shlex.quote(a) for a in cmd) + "\n")
             print(json.dumps({"openings": len(ops), "file": str(ops_path)}), flush=True)
     except (OSError, ValueError) as e:
         sys.stderr.write(f"gomoku train teacher: {e}\n")
