@@ -301,12 +301,10 @@ class Loop:
         c = self.cfg
         if c.backend != "ray":
             return
-        from ..workers.ray_backend import _import_ray, init_ray
-        if _import_ray().is_initialized():
-            return
+        from ..workers import ensure_ray
         extra = {"driver": 0, "auto": 1, "worker": max(1, c.threads)}[c.trainer]
-        init_ray(c.address, num_cpus=max(1, c.workers) + extra if c.address is None else None)
-        self._own_ray = True
+        if ensure_ray(c.address, num_cpus=max(1, c.workers) + extra if c.address is None else None):
+            self._own_ray = True
 
     def trainer(self) -> Dict[str, Any]:
         """Where training runs (decided once per :meth:`run`): ``{"on": "driver"}`` or
@@ -316,7 +314,7 @@ class Loop:
             self._trainer = {"on": "driver"}
             if c.trainer != "driver":
                 self._ensure_ray()
-                from .remote import cluster_gpus
+                from .remote import cluster_gpus   # (re-exported there; tests replace it)
                 gpus = cluster_gpus()
                 want = c.trainer_gpus if 0 < c.trainer_gpus <= gpus and c.device != "cpu" else 0.0
                 if c.trainer == "worker":
@@ -354,8 +352,8 @@ class Loop:
             self._trainer = None
             if self._own_ray:
                 self._own_ray = False
-                from ..workers.ray_backend import _import_ray
-                _import_ray().shutdown()
+                from ..workers import shutdown_ray
+                shutdown_ray()
 
     def _train_config(self, steps: int):
         from .trainer import TrainConfig

@@ -26,12 +26,11 @@ import json
 import os
 import shutil
 import socket
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
-from ..workers import Task, WorkerSpec, resolve
+from ..workers import Task, WorkerSpec, cluster_gpus, ray_location, resolve
 
 TRAINER_CHOICES = ("auto", "driver", "worker")
 
@@ -73,28 +72,10 @@ class TrainWorker:
         final = tr.fit(self._window)
         return {"checkpoint": ck.read_bytes(), "logs": logs, "final": final, "step": tr.step,
                 "where": {"host": socket.gethostname(), "pid": os.getpid(),
-                          "device": str(tr.device), **_ray_where()}}
+                          "device": str(tr.device), **ray_location()}}
 
     def close(self) -> None:
         shutil.rmtree(self._dir, ignore_errors=True)
-
-
-def _running_ray() -> Any:
-    """The ``ray`` module when this process is connected to Ray, else None (Ray is not imported
-    here just to find out)."""
-    if "ray" not in sys.modules:
-        return None
-    import ray
-    return ray if ray.is_initialized() else None
-
-
-def _ray_where() -> Dict[str, Any]:
-    """The GPUs Ray assigned to this process and its node id (no GPU ids outside Ray)."""
-    ray = _running_ray()
-    if ray is None:
-        return {"gpu_ids": []}
-    return {"gpu_ids": [str(g) for g in ray.get_gpu_ids()],
-            "node_id": ray.get_runtime_context().get_node_id()}
 
 
 def trainer_spec(threads: int, num_gpus: float) -> WorkerSpec:
@@ -119,12 +100,6 @@ def worker_train_config(cfg: Any, num_gpus: float) -> Dict[str, Any]:
         if str(d["device"]).startswith("cuda"):
             d["device"] = "cuda"
     return d
-
-
-def cluster_gpus() -> float:
-    """GPUs of the Ray cluster this process is connected to (0 when Ray is not running here)."""
-    ray = _running_ray()
-    return 0.0 if ray is None else float(ray.cluster_resources().get("GPU", 0.0))
 
 
 def train_on_pool(pool: Any, config: Dict[str, Any], ckpt_path: Path, window: Any,

@@ -201,17 +201,3 @@ class Pool(ABC):
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
-
-
-def make_pool(spec: WorkerSpec, workers: int, backend: str = "local", address: Optional[str] = None,
-              max_attempts: int = 2, **options: Any) -> Pool:
-    """A pool on ``backend``: ``"local"`` (processes on this machine, no extra dependency) or
-    ``"ray"`` (``address`` ``"HOST:PORT"`` of a running cluster, ``"auto"`` to join the one on this
-    machine, None to start a private local instance; needs ``pip install .[distributed]``)."""
-    if backend == "local":
-        from .local import LocalPool
-        return LocalPool(spec, workers, max_attempts=max_attempts, **options)
-    if backend == "ray":
-        from .ray_backend import RayPool
-        return RayPool(spec, workers, address=address, max_attempts=max_attempts, **options)
-    raise WorkerError(f"unknown backend {backend!r} (choose from {', '.join(BACKENDS)})")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import time
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
@@ -84,6 +85,46 @@ def init_ray(address: Optional[str] = None, num_cpus: Optional[int] = None,
     except Exception as e:  # noqa: BLE001 - ConnectionError, RuntimeError, ...
         raise WorkerError(f"could not start or join Ray (address={address!r}): {e}") from e
     return ray
+
+
+def connected_ray() -> Any:
+    """The ``ray`` module when this process is connected to Ray, else None (Ray is not imported
+    just to find out)."""
+    if "ray" not in sys.modules:
+        return None
+    import ray
+    return ray if ray.is_initialized() else None
+
+
+def ensure_ray(address: Optional[str] = None, num_cpus: Optional[int] = None) -> bool:
+    """Join or start Ray as :func:`init_ray` does, unless this process is connected already;
+    True when this call connected it (the caller then owns it and :func:`shutdown_ray` s it)."""
+    if _import_ray().is_initialized():
+        return False
+    init_ray(address, num_cpus=num_cpus)
+    return True
+
+
+def shutdown_ray() -> None:
+    """Disconnect this process from Ray (stops a private instance it started); no-op without Ray."""
+    ray = connected_ray()
+    if ray is not None:
+        ray.shutdown()
+
+
+def ray_location() -> Dict[str, Any]:
+    """The GPUs Ray assigned to this process and its node id (``{"gpu_ids": []}`` outside Ray)."""
+    ray = connected_ray()
+    if ray is None:
+        return {"gpu_ids": []}
+    return {"gpu_ids": [str(g) for g in ray.get_gpu_ids()],
+            "node_id": ray.get_runtime_context().get_node_id()}
+
+
+def cluster_gpus() -> float:
+    """GPUs of the Ray cluster this process is connected to (0 when Ray is not running here)."""
+    ray = connected_ray()
+    return 0.0 if ray is None else float(ray.cluster_resources().get("GPU", 0.0))
 
 
 def _is_loopback(address: Optional[str]) -> bool:
