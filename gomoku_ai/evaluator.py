@@ -195,7 +195,3 @@ class NetworkEvaluator(Evaluator):
         logits, values = self.network.forward(x)
         return (np.asarray(logits, np.float32).reshape(len(items), -1),
                 np.asarray(values, np.float32).reshape(len(items)))
-
-
-def evaluator_names() -> List[str]:
-    return ["uniform", "rollout", "heuristic", "network"]

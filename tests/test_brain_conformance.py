@@ -319,8 +319,12 @@ def test_24_rule_values_are_silent(engine, eol):
     e.send("INFO rule 4", "START 15", eol=eol)
     assert e.reply() == "OK"
     e.send("YXSHOWFORBID", eol=eol)  # renju, Black to move on an empty board: nothing is forbidden
-    line = e.reply()
-    assert line == "FORBID ." or line.startswith("ERROR YXSHOWFORBID")
+    assert e.reply() == "FORBID ."
+    # Black (to move, 4 stones each) has two twos crossing at 7,7: a double three, its only forbidden point
+    blacks, whites = ["7,5", "7,6", "5,7", "6,7"], ["0,0", "14,0", "0,14", "14,14"]
+    e.send("YXBOARD", *(f"{p},{f}" for pair in zip(blacks, whites) for p, f in zip(pair, (1, 2))),
+           "DONE", "YXSHOWFORBID", eol=eol)
+    assert e.reply() == "FORBID 0707."
 
 
 # ------------------------------------------------------------------------------------------ 25-31

@@ -578,19 +578,22 @@ def _puzzle(name: str):
     raise KeyError(name)
 
 
+# The most nodes any puzzle's shortest VCF may cost (std7 takes 612 today): a search that starts
+# to wander fails here deterministically, where a timed assertion would only be flaky.
+MAX_PUZZLE_NODES = 2000
+
+
 @pytest.mark.parametrize("name", [p[0] for p in PUZZLES])
 def test_vcf_puzzles(name: str) -> None:
     _, rule, side, text, at, fours = _puzzle(name)
     b, _ = pos(text, rule, side, at=at)
     before = state(b)
-    t0 = time.perf_counter()
     res = T.vcf_search(b)
-    elapsed = time.perf_counter() - t0
     assert state(b) == before
     assert res.line is not None, name
     assert check_forced_win(b, res.line) == fours       # the shortest line, in fours
     assert T.is_vcf_line(b, res.line)
-    assert elapsed < 0.5, f"{name}: {elapsed:.3f} s, {res.nodes} nodes"
+    assert res.nodes <= MAX_PUZZLE_NODES, f"{name}: {res.nodes} nodes"
     # "needing": no line with fewer fours (iterative deepening, checked by brute force when short)
     if fours > 1:
         assert T.find_vcf(b, max_depth=fours - 1) is None
@@ -701,7 +704,7 @@ def test_renju_white_wins_on_forbidden_block() -> None:
 def test_renju_black_overline_not_a_win_but_white_is() -> None:
     b, mk = pos("XXX*XX", R, BLACK)
     assert T.winning_moves(b) == []
-    assert T.find_vcf(b) is None or check_forced_win(b, T.find_vcf(b)) >= 0
+    assert T.find_vcf(b) is None      # the overline is not a five, and nothing else is on the board
     b, mk = pos("OOO*OO", R, WHITE)
     assert T.winning_moves(b) == mk["*"]
     assert T.find_vcf(b) == mk["*"]
@@ -933,14 +936,20 @@ def test_analyse_defend_superset_without_verification() -> None:
 
 
 def test_analyse_respects_deadline() -> None:
-    _, rule, side, text, at, _ = _puzzle("free9")
-    b, _ = pos(text, rule, 3 - side, at=at)
-    t0 = time.perf_counter()
-    info = T.analyse(b, deadline=t0 + 0.05)
-    assert time.perf_counter() - t0 < 0.5
-    assert info.kind in ("defend", "lost", "vcf", "none", "block", "win")
+    """A deadline that has passed stops every search at its next check: the answer says it was
+    aborted and cost a small part of the full analysis (counted in nodes, not timed)."""
+    _, rule, side, text, at, _ = _puzzle("std7")
+    b, _ = pos(text, rule, 3 - side, at=at)      # the defender: the full analysis takes thousands of nodes
+    before = state(b)
+    full = T.analyse(b)
+    assert not full.aborted and full.kind == "defend" and full.nodes > 1000
+    late = T.analyse(b, deadline=time.perf_counter() - 1.0)
+    assert late.aborted and late.nodes < full.nodes // 10
+    assert state(b) == before
+    b, _ = pos(text, rule, side, at=at)          # the attacker: 3 nodes are too few for its 7 fours
     res = T.vcf_search(b, node_limit=3)
-    assert res.aborted or res.line is not None or res.complete
+    assert res.aborted and res.line is None and not res.complete
+    assert T.vcf_search(b).line is not None
 
 
 def game_position(rng: random.Random, rule: Rule) -> Optional[Board]:
