@@ -12,7 +12,7 @@ An evaluator works in two phases so that the search can batch leaves:
 from __future__ import annotations
 
 import random
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
 
