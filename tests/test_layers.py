@@ -250,3 +250,36 @@ def test_cycle_finder_finds_a_cycle(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_no_import_cycles() -> None:
     cycles = _cycles()
     assert not cycles, "import cycles:\n" + "\n".join(" <-> ".join(c) for c in cycles)
+
+
+# ------------------------------------------------------------------ the README's layout table
+def _readme_paths() -> List[Path]:
+    """The paths in the first column of the README's "What is here" table; a bare name after the
+    first path of a cell lives in that path's folder (``gomoku_ai/board.py``, ``rules.py``)."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## What is here", 1)[1].split("\n## ", 1)[0]
+    paths: List[Path] = []
+    for line in section.splitlines():
+        if not line.startswith("| `"):
+            continue
+        cell = line.split("|")[1]
+        names = [n.strip() for n in cell.split("`")[1::2]]
+        folder = Path(names[0]).parent if "/" in names[0].rstrip("/") else Path(".")
+        for n in names:
+            paths.append(ROOT / (Path(n.rstrip("/")) if "/" in n.rstrip("/") else folder / n))
+    return paths
+
+
+def test_readme_layout_table_matches_the_tree() -> None:
+    listed = _readme_paths()
+    assert len(listed) > 10  # the table was found and read
+    missing = sorted(str(p.relative_to(ROOT)) for p in listed if not p.exists())
+    assert not missing, f"the README's table names paths that do not exist: {missing}"
+    # every module of gomoku_ai/ and every sub-package of the three packages is in the table
+    wanted = [p for p in (ROOT / "gomoku_ai").glob("*.py") if p.name != "__init__.py"]
+    wanted += [d for pkg in PACKAGES for d in (ROOT / pkg).iterdir()
+               if d.is_dir() and (d / "__init__.py").exists()]
+    covered = set(listed)
+    unlisted = sorted(str(p.relative_to(ROOT)) for p in wanted
+                      if p not in covered and p.parent not in covered - {ROOT / "gomoku_ai"})
+    assert not unlisted, f"not in the README's table: {unlisted}"
