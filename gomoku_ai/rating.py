@@ -201,6 +201,7 @@ def sprt_bounds(alpha: float = 0.05, beta: float = 0.05) -> Tuple[float, float]:
 
 
 def _pdf(counts: Sequence[float]) -> Tuple[float, List[float], Tuple[float, ...]]:
+    xs: Tuple[float, ...]
     if len(counts) == 3:
         xs = TRI_SCORES
     elif len(counts) == 5:
@@ -580,11 +581,11 @@ def bradley_terry(games: Sequence[BTGame], n_players: int, first_move: bool = Tr
     col = {p: c for c, p in enumerate(free)}
     # design matrix X (rows x params): +1 for i, -1 for j, K for A
     X = np.zeros((len(rows), npar))
-    for r, (i, j) in enumerate(zip(I, J)):
+    for row, (i, j) in enumerate(zip(I, J)):
         if i in col:
-            X[r, col[i]] += 1.0
+            X[row, col[i]] += 1.0
         if j in col:
-            X[r, col[j]] -= 1.0
+            X[row, col[j]] -= 1.0
     if first_move:
         X[:, -1] = K
 

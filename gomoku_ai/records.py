@@ -888,7 +888,7 @@ def parse_opening_line(text: str, width: int = 15, height: Optional[int] = None)
         if pos != len(compact) or not pairs:
             raise ValueError(f"bad move {compact[pos:pos + 10]!r}: expected offsets 'dx,dy, ...' or "
                              "positions like 'h8i9j10'")
-    seen = {}
+    seen: Dict[Tuple[int, int], int] = {}
     for k, (x, y, name) in enumerate(pairs):
         if not (0 <= x < width and 0 <= y < height):
             raise ValueError(f"move {k + 1} {name!r} = ({x},{y}) is off the {width}x{height} board")

@@ -110,9 +110,9 @@ def run_stdio(log_path: Optional[str] = None, player_name: Optional[str] = None,
         log_path = env_log
     out = _protect_stdio(log_path)
     configure_logging(log_path)
-    sys.excepthook = lambda t, v, tb: log.critical("uncaught exception", exc_info=(t, v, tb))
+    sys.excepthook = lambda t, v, tb: log.critical("uncaught exception", exc_info=v)
     threading.excepthook = lambda a: log.critical("uncaught exception in %s", a.thread,
-                                                  exc_info=(a.exc_type, a.exc_value, a.exc_traceback))
+                                                  exc_info=a.exc_value)
     log.info("%s %s starting (python %s, pid %d)", BRAIN_NAME, __version__, sys.version.split()[0], os.getpid())
     brain = Brain(sys.stdin.buffer, out, player_factory=DefaultPlayers(player_name, model), hard_exit=True,
                   process_start_ms=process_start_ms, on_folder=folder_logger if use_folder else None)

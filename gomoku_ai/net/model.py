@@ -300,7 +300,7 @@ def export_model(weights_folded: Mapping[str, np.ndarray], config: Optional[Mapp
                for k in sorted(arch.folded_shapes())}
 
     buf = io.BytesIO()
-    np.savez(buf, **weights)
+    np.savez(buf, **weights)  # type: ignore[arg-type]  # numpy's stub: allow_pickle: bool
     npz = buf.getvalue()
     onnx_bytes = None
     if with_onnx:

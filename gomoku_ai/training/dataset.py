@@ -94,9 +94,9 @@ class Positions:
             h, w = parts[0].shape
             pis = np.concatenate([p.pi if p.pi is not None else
                                   np.zeros((len(p), h * w), np.float16) for p in parts])
-        return Positions(*(np.concatenate([getattr(p, k) for p in parts])
-                           for k in ("cells", "stm", "last", "move", "z", "zw")),
-                         game=np.concatenate(games), pi=pis)
+        cols = {k: np.concatenate([getattr(p, k) for p in parts])
+                for k in ("cells", "stm", "last", "move", "z", "zw")}
+        return Positions(**cols, game=np.concatenate(games), pi=pis)
 
 
 def positions_from_games(games: Iterable[Tuple[Sequence[int], Tuple[int, int], Optional[int]]],
@@ -164,7 +164,7 @@ def save_shard(pos: Positions, path: Union[str, Path]) -> None:
     if pos.pi is not None:
         arrays["pi"] = pos.pi.astype(np.float16)
     with atomic_open(path, "wb") as f:
-        np.savez_compressed(f, **arrays)
+        np.savez_compressed(f, **arrays)  # type: ignore[arg-type]  # numpy's stub: allow_pickle: bool
 
 
 def load_shard(path: Union[str, Path]) -> Positions:

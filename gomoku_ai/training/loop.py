@@ -437,6 +437,7 @@ class Loop:
             self._emit({"iteration": i, "train_log": m, "train_target": cur["train_target"]})
 
         tcfg = self._train_config(int(cur["train_target"]))
+        where: Dict[str, Any]
         if self.trainer()["on"] == "driver":
             tr = Trainer(tcfg, self.train_dir, log=on_train)
             start = tr.step

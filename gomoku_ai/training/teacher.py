@@ -53,7 +53,7 @@ def openings_from_records(records: Iterable[GameRecord], count: int, min_plies: 
         k = rng.randint(min_plies, max_plies)
         if len(rec.moves) < k + min_rest:
             continue
-        prefix = [tuple(m) for m in rec.moves[:k]]
+        prefix: List[Move] = [(int(m[0]), int(m[1])) for m in rec.moves[:k]]
         key = tuple(prefix)
         if key in seen or not _live(prefix, width, height, rule):
             continue

@@ -351,7 +351,7 @@ class Trainer:
             if stop_after_s is not None and time.perf_counter() - t0 > stop_after_s:
                 break
         save_checkpoint(self.ckpt_path, self.model, self.opt, self.step, cfg, metrics)
-        final = {"step": self.step}
+        final: Dict[str, float] = {"step": self.step}
         if len(val_idx):
             final.update(self.evaluate(pos, val_idx))
         self._log({"final": True, **final})

@@ -140,6 +140,7 @@ class LocalPool(Pool):
         if self._closed:
             raise WorkerError("the pool is closed")
         queue = TaskQueue(tasks)
+        p: Optional[_Proc]   # a worker; None where a ready handle belongs to no worker
 
         def stopping() -> bool:
             return stop is not None and bool(stop())

@@ -314,6 +314,7 @@ class RayPool(Pool):
                                       f"start ({self.spec.target}): the last {why}")
             return True
 
+        a: Optional[_Actor]   # an actor; None where a ready reference belongs to no running task
         try:
             while True:
                 if stop is not None and stop():
