@@ -34,6 +34,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
+import numpy as np
+
 from .board import Board
 from .rules import BLACK, EMPTY, WHITE, Rule, Termination
 
@@ -43,7 +45,7 @@ Move = Tuple[int, int]
 
 __all__ = ["Move", "TimeControl", "GameConfig", "MoveResult", "PlayerError", "PlayerTimeout", "PlayerCrashed",
            "IllegalMove", "ForbiddenMove", "GamePlayer", "PlayedGame", "budget_for", "adjudicate",
-           "game_seed", "play_game"]
+           "check_move", "game_seed", "play_game"]
 
 
 # ------------------------------------------------------------------------------------------ settings
@@ -269,7 +271,6 @@ def adjudicate(board: Board, max_plies: Optional[int] = None) -> Optional[Tuple[
 
 def game_seed(seed: int, game_id: int) -> int:
     """The seed of game ``game_id`` of a match seeded with ``seed`` (31 bits, independent of the other games)."""
-    import numpy as np
     return int(np.random.SeedSequence([seed & 0xFFFFFFFF, game_id]).generate_state(1)[0] & 0x7FFFFFFF)
 
 
