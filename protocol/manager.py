@@ -17,9 +17,10 @@
   and any other line (``ERROR``, ``UNKNOWN``, ``SUGGEST``, garbage) is a protocol error.
 * **Failures** are typed: :class:`EngineTimeout` (no reply in time: the process tree is killed at once),
   :class:`EngineCrashed` (the process exited, closed stdout or its stdin broke), :class:`EngineProtocolError`
-  (a reply that is not what was asked for). The referee adds :class:`IllegalMove` (occupied or off-board) and
-  :class:`ForbiddenMove` (renju). Each carries ``termination`` (``"time"``, ``"crash"``, ``"protocol"``,
-  ``"illegal"``, ``"forbidden"``) and a human-readable reason; the game is scored as a loss for the offender.
+  (a reply that is not what was asked for). They are :class:`gomoku_ai.match.PlayerError` subclasses, so the
+  referee (:func:`gomoku_ai.match.play_game`, which adds ``IllegalMove`` and ``ForbiddenMove``) scores them as
+  any player's failure: each carries its :class:`~gomoku_ai.rules.Termination` (``TIME``, ``CRASH``,
+  ``PROTOCOL``) and a human-readable reason, and the game is lost by the offender.
   After any of the first three the client is ``DEAD`` and :meth:`EngineClient.start` starts a fresh process.
 * **Dying with the parent** (``die_with_parent=True``, Linux): the engine gets ``SIGKILL`` when the thread that
   started it ends (``prctl(PR_SET_PDEATHSIG)``), so that engines started by a worker process that is killed do
@@ -52,13 +53,16 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Deque, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from gomoku_ai.match import PlayerError
+from gomoku_ai.rules import Termination
+
 from . import lines as L
 
 log = logging.getLogger("gomoku.manager")
 
 __all__ = [
-    "EngineError", "EngineTimeout", "EngineCrashed", "EngineProtocolError", "IllegalMove", "ForbiddenMove",
-    "EngineStateError", "EngineState", "MoveReply", "EngineClient", "kill_process_tree", "UNLIMITED",
+    "EngineError", "EngineTimeout", "EngineCrashed", "EngineProtocolError", "EngineStateError", "EngineState",
+    "MoveReply", "EngineClient", "kill_process_tree", "UNLIMITED",
 ]
 
 UNLIMITED = 2147483647            #: ``INFO time_left`` value for "no game clock"
@@ -68,50 +72,34 @@ _POLL_S = 0.05                    #: how often a wait re-checks that the process
 
 
 # ------------------------------------------------------------------------------------------ errors
-class EngineError(Exception):
-    """A failure that loses the game for the engine that caused it. ``termination`` names the kind;
-    ``reason`` is the message; ``engine`` the engine's name (when known)."""
+class EngineError(PlayerError):
+    """A failure that loses the game for the engine that caused it. ``termination`` (a
+    :class:`~gomoku_ai.rules.Termination`) names the kind; ``reason`` is the message; ``engine`` the engine's
+    name (when known)."""
 
-    termination = "error"
+    termination = Termination.CRASH
 
     def __init__(self, reason: str, engine: Optional[str] = None) -> None:
-        super().__init__(f"{engine}: {reason}" if engine else reason)
-        self.reason = reason
+        super().__init__(reason, engine)
         self.engine = engine
 
 
 class EngineTimeout(EngineError):
-    """No reply within budget + tolerance (the process tree has been killed), or a game clock below zero."""
+    """No reply within budget + tolerance (the process tree has been killed)."""
 
-    termination = "time"
+    termination = Termination.TIME
 
 
 class EngineCrashed(EngineError):
     """The engine exited, closed its output, or could not be written to (or could not be started)."""
 
-    termination = "crash"
+    termination = Termination.CRASH
 
 
 class EngineProtocolError(EngineError):
     """A reply that is not the one asked for: ERROR/UNKNOWN instead of OK or a move, a line that is not a move."""
 
-    termination = "protocol"
-
-
-class IllegalMove(EngineError):
-    """A move onto an occupied or off-board square (raised by the referee, not by the client)."""
-
-    termination = "illegal"
-
-    def __init__(self, reason: str, engine: Optional[str] = None, move: Optional[Tuple[int, int]] = None):
-        super().__init__(reason, engine)
-        self.move = move
-
-
-class ForbiddenMove(IllegalMove):
-    """A renju forbidden move by Black (double-three, double-four, overline)."""
-
-    termination = "forbidden"
+    termination = Termination.PROTOCOL
 
 
 class EngineStateError(RuntimeError):
@@ -368,7 +356,7 @@ class EngineClient:
         self._kill()
         self.state = EngineState.DEAD
         self.last_error = exc
-        log.warning("%s: %s (%s)", self.name, exc.termination, exc.reason)
+        log.warning("%s: %s (%s)", self.name, exc.termination.value, exc.reason)
         return exc
 
     def _kill(self) -> None:

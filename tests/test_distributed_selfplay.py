@@ -16,7 +16,8 @@ import pytest
 
 from gomoku_ai.net import export_model, fold_batchnorm, random_model
 from gomoku_ai.training.gating import run_gate
-from gomoku_ai.training.selfplay import read_jsonl, run_selfplay, selfplay_spec
+from gomoku_ai.training.poolworker import training_spec
+from gomoku_ai.training.selfplay import read_jsonl, run_selfplay
 from gomoku_ai.workers import ModelRef, make_pool
 
 from conftest import needs_ray
@@ -32,8 +33,9 @@ LIMIT_S = 120.0           # per batch attempt
 
 @pytest.fixture(scope="module")
 def ray_pool():
-    """Two self-play workers as Ray actors on a private loopback instance (shut down after)."""
-    pool = make_pool(selfplay_spec(), 2, backend="ray", max_attempts=2, start_timeout_s=120)
+    """Two training-loop workers (self-play and gate pairs) as Ray actors on a private loopback
+    instance (shut down after)."""
+    pool = make_pool(training_spec(), 2, backend="ray", max_attempts=2, start_timeout_s=120)
     yield pool
     pool.close()
 

@@ -1,5 +1,5 @@
-"""Manager side of the protocol (protocol/manager.py) and the referee (tools/tournament_game.py), against our
-own engine.py and against small fake engines: stall -> timeout loss and the process tree killed within
+"""Manager side of the protocol (protocol/manager.py) and the referee (gomoku_ai/match.py, through
+tools/tournament_game.py), against our own engine.py and against small fake engines: stall -> timeout loss and the process tree killed within
 deadline + tolerance; crash -> crash loss and a working restart; occupied square -> illegal move; garbage ->
 protocol error; renju forbidden move; bad bytes, MESSAGE/DEBUG and stderr handled without failing; a late reply
 within the tolerance counted (only the clock charged), beyond it a time loss."""
@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 
 from gomoku_ai.board import Board
-from gomoku_ai.rules import Rule
+from gomoku_ai.rules import Rule, Termination
 from protocol.manager import (EngineClient, EngineCrashed, EngineProtocolError, EngineState, EngineStateError,
                               EngineTimeout)
-from tools.tournament_game import GameConfig, GameSpec, TimeControl, play_game
+from gomoku_ai.match import GameConfig, TimeControl
+from tools.tournament_game import GameSpec, play_game
 from tools.tournament_players import ExternalPlayer, InProcessPlayer, parse_player
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -206,7 +207,7 @@ def test_stall_is_a_timeout_and_the_process_tree_is_killed(fake, tmp_path):
         c.play([], None, 300)
     waited = time.monotonic() - t0
     assert 0.45 <= waited < 0.5 + 0.4, waited  # budget 300 ms + tolerance 200 ms
-    assert ei.value.termination == "time"
+    assert ei.value.termination is Termination.TIME
     assert c.state is EngineState.DEAD
     end = time.monotonic() + 1.0
     while (_alive(pid) or _alive(child)) and time.monotonic() < end:
@@ -223,7 +224,7 @@ def test_crash_is_reported_and_restart_works(fake, tmp_path):
     with pytest.raises(EngineCrashed) as ei:
         c.play([], None, 2000)
     assert "code 3" in ei.value.reason and "crashing now" in ei.value.reason  # exit code and stderr tail
-    assert c.state is EngineState.DEAD and ei.value.termination == "crash"
+    assert c.state is EngineState.DEAD and ei.value.termination is Termination.CRASH
     c.ensure_started()  # a fresh process: the marker now exists, so it plays
     assert c.starts == 2
     c.new_game(15, 15)
@@ -263,7 +264,7 @@ def test_garbage_is_a_protocol_error(fake):
     c.new_game(15, 15)
     with pytest.raises(EngineProtocolError) as ei:
         c.play([(7, 7)], None, 2000)
-    assert "hello there" in ei.value.reason and ei.value.termination == "protocol"
+    assert "hello there" in ei.value.reason and ei.value.termination is Termination.PROTOCOL
     assert c.state is EngineState.DEAD
 
 
@@ -311,7 +312,7 @@ def test_request_lines_begin_turn_board():
 
 
 # ------------------------------------------------------------------------------------------ referee
-CFG = GameConfig(width=15, height=15, rule=Rule.FREESTYLE, draw_after=30, tolerance_ms=200,
+CFG = GameConfig(width=15, height=15, rule=Rule.FREESTYLE, max_plies=30, tolerance_ms=200,
                  move_timeout_ms=2000)
 TC = TimeControl.parse("0/0.5")
 
@@ -333,7 +334,7 @@ def test_game_engine_py_against_random(tmp_path):
 def test_engine_py_renju_20x20(tmp_path):
     ours = ExternalPlayer(parse_player([f"cmd={sys.executable} {ENGINE}", "name=ours", "nodes=20"]),
                           tolerance_ms=500, startup_timeout_ms=10000)
-    cfg = GameConfig(width=20, height=20, rule=Rule.RENJU, draw_after=20, tolerance_ms=500, move_timeout_ms=2000)
+    cfg = GameConfig(width=20, height=20, rule=Rule.RENJU, max_plies=20, tolerance_ms=500, move_timeout_ms=2000)
     try:
         for i, players in enumerate(((ours, _random()), (_random(), ours))):
             res = play_game(_spec(i, [(10, 10), (11, 10), (9, 12)]), players, cfg, (TC, TC))
@@ -390,7 +391,7 @@ def test_garbage_engine_loses_by_protocol_error(tmp_path):
 def test_renju_forbidden_move_loses_for_black(tmp_path):
     opening = [(6, 7), (0, 0), (7, 7), (0, 14), (8, 5), (14, 0), (8, 6), (14, 14)]
     black = _ext(tmp_path, "normal", env={"FAKE_MOVES": "8,7"}, name="scripted")
-    cfg = GameConfig(width=15, height=15, rule=Rule.RENJU, draw_after=30, tolerance_ms=200,
+    cfg = GameConfig(width=15, height=15, rule=Rule.RENJU, max_plies=30, tolerance_ms=200,
                      move_timeout_ms=2000)
     try:
         res = play_game(_spec(0, opening), (black, _random()), cfg, (TC, TC))
@@ -427,7 +428,7 @@ def test_time_control_parsing():
 def test_late_reply_within_the_tolerance_counts_beyond_it_loses_on_time(tmp_path):
     """As c-gomoku-cli: a reply after the turn budget but within budget + tolerance is played (the move time is
     recorded as it was); a reply later than that is a time loss, with the deadline in the reason."""
-    cfg = GameConfig(width=15, height=15, rule=Rule.FREESTYLE, draw_after=7, tolerance_ms=600,
+    cfg = GameConfig(width=15, height=15, rule=Rule.FREESTYLE, max_plies=7, tolerance_ms=600,
                      move_timeout_ms=2000)
     tc = TimeControl.parse("0/0.2")  # 200 ms per move; the engine answers after 450 ms
     late = _ext(tmp_path, "late", env={"FAKE_DELAY_MS": "450"}, name="late")
@@ -455,7 +456,7 @@ def test_late_reply_on_a_game_clock_is_charged_then_loses(tmp_path):
     """A game clock of 1 s, no turn limit, a reply every 450 ms: moves 1-2 fit the clock; move 3 takes the clock
     below zero but not below -tolerance, so it counts and is charged; move 4 has only the rest of the tolerance
     and loses on time."""
-    cfg = GameConfig(width=15, height=15, rule=Rule.FREESTYLE, draw_after=40, tolerance_ms=600,
+    cfg = GameConfig(width=15, height=15, rule=Rule.FREESTYLE, max_plies=40, tolerance_ms=600,
                      move_timeout_ms=5000)
     tc = TimeControl.parse("1")
     late = _ext(tmp_path, "late", env={"FAKE_DELAY_MS": "450"}, name="late")

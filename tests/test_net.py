@@ -608,3 +608,21 @@ def test_shipped_repository_index_picks_by_rule_and_size(monkeypatch):
     sizes = {m["name"]: m["board_sizes"] for m in list_models()}
     assert sizes["gomoku8-4x32"] == [[8, 8]] and sizes["freestyle15-4x32"] == [[15, 15]]
     assert sizes["gomoku10-4x32"] == [[10, 10]] and sizes["freestyle15-4x32-sp"] == [[15, 15]]
+
+
+def test_one_numbering_for_openings_schedule_and_gate():
+    """The tournament schedule's opening transforms and the gate's opening images are the
+    transforms of gomoku_ai.net.symmetries (recorded as ``transform`` in results.jsonl)."""
+    from gomoku_ai.board import Board
+    from gomoku_ai.training.gating import gate_openings
+    from tools.tournament_schedule import transform_point
+    for k in range(8):
+        for x, y in ((0, 0), (3, 1), (14, 2)):
+            m = transform_move(y * 15 + x, k, 15, 15)
+            assert transform_point(x, y, 15, 15, k) == (m % 15, m // 15)
+    with pytest.raises(ValueError):
+        transform_point(1, 1, 15, 9, 4)          # a transpose does not keep 15x9
+    assert transform_point(1, 2, 15, 9, 3) == (13, 6)
+    ops, _ = gate_openings([[(0, 0), (1, 0)]], Board(7, 7, n=4), 8, seed=1)
+    images = {tuple(transform_move(m, k, 7, 7) for m in (0, 1)) for k in range(8)}
+    assert set(ops) == images

@@ -369,7 +369,7 @@ def test_loop_time_budget_starts_no_new_iteration(tmp_path) -> None:
 
 
 def test_file_openings_that_do_not_fit_the_board_are_left_out(tmp_path: Path) -> None:
-    from gomoku_ai.training.selfplay import openings_to_flat
+    from gomoku_ai.training.openings import openings_to_flat
     book = tmp_path / "book.txt"
     # the second line reaches 9 columns left of the centre: fits 20x20, not 15x15
     book.write_text("0,0, 1,0, 1,3\n-9,0, 1,1\n0,0, 0,1\n", encoding="utf-8")

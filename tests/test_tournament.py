@@ -19,7 +19,7 @@ from gomoku_ai import rating as R
 from gomoku_ai.records import read_psq, read_sgf
 from gomoku_ai.rules import Rule
 from tools import tournament as T
-from tools.tournament_game import GameConfig, TimeControl
+from gomoku_ai.match import GameConfig, TimeControl
 from tools.tournament_players import (InProcessPlayer, SpecError, parse_player, parse_players,
                                       split_player_tokens)
 from tools.tournament_results import ResultsFile, format_summary
@@ -613,15 +613,17 @@ def test_live_table_and_progress_on_a_terminal(tmp_path, capsys, monkeypatch):
 
 
 def test_every_termination_survives_the_sgf_record(tmp_path):
-    """Each referee termination (a protocol-error loss included) is written as TE[...] and read back."""
-    from tools.tournament import _TERM_ENUM, record_of
+    """Each termination (a protocol-error loss included), written to results.jsonl as its value, is
+    written as TE[...] and read back."""
+    from tools.tournament import record_of
     from gomoku_ai.records import write_sgf
+    from gomoku_ai.rules import Termination
     cfg = {"width": 15, "height": 15, "rule": "freestyle", "tc": "0/1", "format": "gauntlet"}
-    for name, term in _TERM_ENUM.items():
+    for term in Termination:
+        name = term.value
         res = {"game": 3, "pair": 1, "result": "0-1", "winner": "white", "termination": name, "reason": "r",
                "offender": "black", "rejected_move": None, "opening": None, "moves": [[7, 7], [8, 8]],
                "times_ms": [10, 12], "black": "a", "white": "b", "comments": {}}
         path = tmp_path / f"{name}.sgf"
         path.write_text(write_sgf(record_of(res, cfg)), encoding="utf-8")
         assert read_sgf(path).result.termination is term, name
-    assert "protocol" in _TERM_ENUM

@@ -94,6 +94,18 @@ def test_dihedral_keeps_move_and_plane_aligned() -> None:
         assert len({tuple(dihedral(x, j)[0, 0].nonzero()[0].tolist()) for j in range(8)}) == 8
 
 
+def test_dihedral_is_the_numbering_of_net_symmetries() -> None:
+    """One definition of the 8 symmetries: the training tensors are transformed exactly as
+    gomoku_ai.net.symmetries transforms numpy planes (square boards: all 8; 5x7: the 4 that keep it)."""
+    from gomoku_ai.net.symmetries import HALF_TURN, symmetry_ids, transform_planes
+    for h, w in ((5, 5), (5, 7)):
+        x = np.arange(2 * 3 * h * w, dtype=np.float32).reshape(2, 3, h, w)
+        for k in symmetry_ids(h, w):
+            assert np.array_equal(dihedral(torch.from_numpy(x), k).numpy(), transform_planes(x, k)), (h, w, k)
+    y = np.arange(35, dtype=np.float32).reshape(5, 7)
+    assert np.array_equal(transform_planes(y, HALF_TURN), y[::-1, ::-1])   # the trainer's W x H turn
+
+
 def _tiny_positions(n_games: int = 40, seed: int = 0) -> Positions:
     rng = random.Random(seed)
     games = []

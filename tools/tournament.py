@@ -11,8 +11,9 @@ Usage (players first, then options; ``python -m tools.tournament`` works the sam
     gomoku tournament model:models/m1.json:800 heuristic:800 --games 200 -j 64 --backend ray --address auto \
         --out runs/t/cluster                                    # games as Ray tasks on a running cluster
 
-Player specs are documented in :mod:`tools.tournament_players`; the schedule in
-:mod:`tools.tournament_schedule`; the referee and time controls in :mod:`tools.tournament_game`; the results
+Player specs are documented in :mod:`gomoku_ai.players` (in-process) and :mod:`tools.tournament_players`
+(options, external engines); the schedule in :mod:`tools.tournament_schedule`; the referee and time controls in
+:mod:`gomoku_ai.match` (a game's results line in :mod:`tools.tournament_game`); the results
 file and standings in :mod:`tools.tournament_results`; the statistics in :mod:`gomoku_ai.rating`.
 
 Output folder (``--out``)::
@@ -27,7 +28,8 @@ Output folder (``--out``)::
     logs/             runner.log (main process), worker-N.log (one per pool worker on this machine): engine
                       stderr, warnings
 
-Each line of ``results.jsonl`` is the referee's record (:func:`tools.tournament_game.play_game`) plus
+Each line of ``results.jsonl`` is the referee's record (:func:`tools.tournament_game.play_game`; its
+``termination`` is a :class:`~gomoku_ai.rules.Termination` value) plus
 ``black_net`` / ``white_net`` (the network version ``name@sha12`` that played that side, for ``model:``
 players; else null) and ``worker`` (which worker played it: ``inline``, ``local-3``, ``ray-2@10.0.0.5:4242``).
 Runs on different backends or worker counts differ only in ``worker`` and the timing fields.
@@ -75,11 +77,12 @@ import threading
 import time
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
+from gomoku_ai.match import TimeControl
 from gomoku_ai.records import GameRecord, GameResult, atomic_write_text, save_record
 from gomoku_ai.rules import BLACK, WHITE, Rule, Termination
 from gomoku_ai.workers import BACKENDS, WorkerError
 
-from .tournament_game import GameSpec, TimeControl, game_wall_limit_s
+from .tournament_game import GameSpec, game_wall_limit_s
 from .tournament_pgn import write_pgn
 from .tournament_players import SpecError, parse_players
 from .tournament_results import ResultsFile, err_text, format_summary, json_safe, summarize
@@ -107,7 +110,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                        epilog="Players: pure[:N] tactics[:N] heuristic[:N] model:PATH[:N] random "
                               "cmd=COMMAND, each followed by key=value options (name=, tc=, visits=, "
                               "nodes=, threads=, option.KEY=, dir=, restart=, board=). N is visits, or a "
-                              "time such as 500ms / 2s. See tools/tournament_players.py.")
+                              "time such as 500ms / 2s. See gomoku_ai/players.py and "
+                              "tools/tournament_players.py.")
     configure_parser(p)
     return p
 
@@ -282,16 +286,11 @@ def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._+-]+", "_", name).strip("_")[:40] or "player"
 
 
-_TERM_ENUM = {"five": Termination.FIVE, "board_full": Termination.BOARD_FULL, "time": Termination.TIME,
-              "crash": Termination.CRASH, "illegal": Termination.ILLEGAL, "forbidden": Termination.FORBIDDEN,
-              "adjudication": Termination.ADJUDICATION, "protocol": Termination.PROTOCOL}
-
-
 def record_of(res: Dict[str, Any], config: Dict[str, Any]) -> GameRecord:
     """A :class:`GameRecord` of a finished game (the rejected move, if any, is not on the board but in the
     root comment)."""
     winner = {"black": BLACK, "white": WHITE, None: None}[res["winner"]]
-    term = _TERM_ENUM.get(res["termination"])
+    term = Termination(res["termination"])   # results.jsonl holds the enum's value
     note = f"game {res['game']} pair {res['pair']}; {res['result']} by {res['termination']}"
     if res.get("reason"):
         note += f": {res['reason']}"
@@ -500,8 +499,8 @@ class Runner:
         self.done[res["game"]] = res
         self.results.append(res)
         if not c.get("quiet"):
-            how = res["termination"] + (f": {res['reason']}" if res["termination"] not in ("five",) and
-                                        res.get("reason") else "")
+            how = res["termination"] + (f": {res['reason']}" if Termination(res["termination"]) is not
+                                        Termination.FIVE and res.get("reason") else "")
             if res.get("offender"):
                 how += f" ({res['offender']})"
             self.echo(f"Finished game {res['game']} ({res['black']} vs {res['white']}): {res['result']} "

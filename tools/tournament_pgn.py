@@ -38,13 +38,16 @@ import time
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
 from gomoku_ai.records import atomic_write_text
+from gomoku_ai.rules import Termination
 
 from .textwrap_items import pack
 
 RESULTS = ("1-0", "0-1", "1/2-1/2")
-_TERMINATION = {"five": "normal", "board_full": "normal", "adjudication": "adjudication",
-                "time": "time forfeit", "crash": "abandoned", "protocol": "rules infraction",
-                "illegal": "rules infraction", "forbidden": "rules infraction"}
+#: the PGN Termination tag of each way a game ends
+_TERMINATION = {Termination.FIVE: "normal", Termination.BOARD_FULL: "normal",
+                Termination.ADJUDICATION: "adjudication", Termination.TIME: "time forfeit",
+                Termination.CRASH: "abandoned", Termination.PROTOCOL: "rules infraction",
+                Termination.ILLEGAL: "rules infraction", Termination.FORBIDDEN: "rules infraction"}
 
 HEADER = """\
 ; Gomoku tournament games for BayesElo / Ordo, rebuilt from results.jsonl (do not edit: it is rewritten).
@@ -75,6 +78,14 @@ def _wrap(words: Sequence[str], width: int = 79) -> List[str]:
     return pack(words, width)
 
 
+def _pgn_termination(value: Optional[str]) -> str:
+    """The PGN tag of a results line's ``termination`` (a :class:`Termination` value); ``unterminated`` when it
+    has none (or one the referee never ends a game with). ValueError for a value that is no termination."""
+    if not value:
+        return "unterminated"
+    return _TERMINATION.get(Termination(value), "unterminated")
+
+
 def game_pgn(res: Dict[str, Any], event: str, site: str) -> str:
     """One game (tags, a blank line, the comment and the result, a blank line)."""
     result = res["result"]
@@ -85,7 +96,7 @@ def game_pgn(res: Dict[str, Any], event: str, site: str) -> str:
     tags = [("Event", event), ("Site", site), ("Date", date), ("Round", str(int(res.get("round", 0)) + 1)),
             ("White", pgn_name(res["black"])), ("Black", pgn_name(res["white"])), ("Result", result),
             ("GameId", str(res["game"])),
-            ("Termination", _TERMINATION.get(res.get("termination", ""), "unterminated")),
+            ("Termination", _pgn_termination(res.get("termination"))),
             ("PlyCount", str(len(res.get("moves") or [])))]
     out = [f'[{k} "{pgn_name(v) if k not in ("White", "Black") else v}"]' for k, v in tags]
     how = str(res.get("termination", ""))

@@ -2,17 +2,10 @@
 
 Player specs
 ------------
-A player is a spec token followed by any number of ``key=value`` tokens (each one shell word)::
-
-    pure[:N]              pure MCTS: RolloutEvaluator (random playouts), no VCF; N visits (default 400)
-    tactics[:N]           MCTS with UniformEvaluator + tactics (VCF); N visits (default 1000)
-    heuristic[:N]         MCTS with HeuristicEvaluator + tactics; N visits (default 800)
-    model:PATH[:N]        MCTS + tactics over a network model file (models/*.json); N visits (default 800)
-    random                a uniformly random legal move near the stones (a floor for tests and SPRT checks)
-    cmd=COMMAND           an external pbrain engine, e.g. cmd="python engine.py" (split like a shell would)
-
-``N`` may also be a time (``500ms``, ``2s``): a fixed time per move instead of visits. Without ``N`` an
-in-process player follows the time control when there is one (``--tc``), else ``--visits``, else its default.
+A player is a spec token followed by any number of ``key=value`` tokens (each one shell word). The spec token is
+an in-process player of :mod:`gomoku_ai.players` (the table of ``pure[:N]``, ``tactics[:N]``,
+``heuristic[:N]``, ``model:PATH[:N]``, ``random``; a bare model path is not taken here, write ``model:PATH``),
+or ``cmd=COMMAND``: an external pbrain engine, e.g. ``cmd="python engine.py"`` (split like a shell would).
 
 Options (``key=value``):
 
@@ -31,7 +24,6 @@ Examples: ``heuristic:200``, ``pure:400 name=pure400``, ``model:models/m1.json:8
 from __future__ import annotations
 
 import os
-import random
 import re
 import shlex
 import threading
@@ -41,37 +33,20 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from gomoku_ai.board import Board
-from gomoku_ai.rules import BLACK, Rule, rule_to_gomocup
+from gomoku_ai.match import GameConfig, GamePlayer, MoveResult, TimeControl
+from gomoku_ai.players import (EnginePlayer, InProcessSpec, PlayerKind, RandomMover, SpecError,
+                               parse_duration_ms, parse_player_spec)
+from gomoku_ai.rules import rule_to_gomocup
 from protocol.manager import DEFAULT_MAX_MEMORY, EngineClient, EngineCrashed, EngineState, EngineTimeout
-
-from .tournament_game import GameConfig, MoveResult, TimeControl
 
 Move = Tuple[int, int]
 
-#: in-process kinds: (default visits, evaluator name, use VCF)
-KINDS: Dict[str, Tuple[Optional[int], str, bool]] = {
-    "pure": (400, "rollout", False),
-    "tactics": (1000, "uniform", True),
-    "heuristic": (800, "heuristic", True),
-    "model": (800, "model", True),
-    "random": (None, "random", False),
-}
+__all__ = ["SpecError", "PlayerSpec", "parse_player", "parse_players", "split_player_tokens", "GamePlayer",
+           "RandomMover", "InProcessPlayer", "ExternalPlayer", "make_player", "parse_duration_ms"]
+
 COMMON_KEYS = {"name", "tc", "visits"}
 INPROC_KEYS = COMMON_KEYS | {"movetime", "seed"}
 EXTERNAL_KEYS = COMMON_KEYS | {"cmd", "dir", "nodes", "depth", "threads", "memory", "restart", "board"}
-
-
-class SpecError(ValueError):
-    """A player spec that cannot be read."""
-
-
-def parse_duration_ms(text: str) -> float:
-    """``500ms``, ``2s``, ``1.5s`` -> milliseconds."""
-    m = re.fullmatch(r"\s*([\d.]+)\s*(ms|s)\s*", text)
-    if not m:
-        raise SpecError(f"bad duration {text!r}: expected e.g. 500ms or 2s")
-    v = float(m.group(1))
-    return v if m.group(2) == "ms" else v * 1000.0
 
 
 def _positive_int(text: str, what: str) -> int:
@@ -82,7 +57,7 @@ def _positive_int(text: str, what: str) -> int:
 
 @dataclass
 class PlayerSpec:
-    """A parsed player: ``kind`` is one of :data:`KINDS` or ``"external"``."""
+    """A parsed player: ``kind`` is a :class:`gomoku_ai.players.PlayerKind` value or ``"external"``."""
 
     kind: str
     name: str
@@ -107,25 +82,12 @@ class PlayerSpec:
     def external(self) -> bool:
         return self.kind == "external"
 
-
-def _parse_head(token: str) -> Tuple[str, Optional[str], Optional[str]]:
-    """(kind, model path, N) of an in-process head token."""
-    if token.startswith("model:"):
-        rest = token[len("model:"):]
-        m = re.fullmatch(r"(.+?):(\d+|[\d.]+m?s)", rest)
-        if m:
-            return "model", m.group(1), m.group(2)
-        if not rest:
-            raise SpecError("model: needs a path, e.g. model:models/m1.json:800")
-        return "model", rest, None
-    kind, _, arg = token.partition(":")
-    kind = kind.lower()
-    if kind not in KINDS or kind == "model":
-        raise SpecError(f"unknown player {token!r}: expected one of pure[:N], tactics[:N], heuristic[:N], "
-                        "model:PATH[:N], random, or cmd=COMMAND")
-    if kind == "random" and arg:
-        raise SpecError("random takes no argument")
-    return kind, None, arg or None
+    def in_process(self) -> InProcessSpec:
+        """The :mod:`gomoku_ai.players` spec of an in-process player (its visits, time and model as the options
+        left them)."""
+        if self.external:
+            raise ValueError(f"{self.name} is an external engine")
+        return InProcessSpec(PlayerKind(self.kind), self.tokens[0], self.visits, self.movetime_ms, self.model)
 
 
 def _default_engine_name(cmd: Sequence[str]) -> str:
@@ -167,14 +129,10 @@ def parse_player(tokens: Sequence[str]) -> PlayerSpec:
             raise SpecError("cmd= is empty")
         spec.name = _default_engine_name(spec.cmd)
     else:
-        kind, model, arg = _parse_head(head)
-        spec = PlayerSpec(kind, head, list(tokens), model=model)
+        head_spec = parse_player_spec(head)
+        spec = PlayerSpec(head_spec.kind.value, head, list(tokens), visits=head_spec.visits,
+                          movetime_ms=head_spec.movetime_ms, model=head_spec.model)
         allowed = INPROC_KEYS
-        if arg is not None:
-            if arg.isdigit():
-                spec.visits = _positive_int(arg, f"{head}: visits")
-            else:
-                spec.movetime_ms = parse_duration_ms(arg)
     for k, v in opts.items():
         if k.startswith("option.") and spec.external:
             key = k[len("option."):].strip().lower()
@@ -261,148 +219,21 @@ def parse_players(tokens: Sequence[str]) -> List[PlayerSpec]:
 
 
 # ------------------------------------------------------------------------------------------ adapters
-class GamePlayer:
-    """What the referee drives: ``new_game`` before a game, ``move`` for each move, ``end_game`` after it,
-    ``abandon`` after this player lost by a failure, ``close`` at the end of the run. Failures are raised as
-    :class:`protocol.manager.EngineError` subclasses."""
-
-    name = "player"
-
-    def new_game(self, cfg: GameConfig, tc: TimeControl, seed: int) -> None:
-        raise NotImplementedError
-
-    def move(self, board: Board, moves: Sequence[Move], time_left_ms: Optional[int], budget_ms: Optional[float],
-             tc: TimeControl) -> MoveResult:
-        raise NotImplementedError
-
-    def end_game(self) -> None:
-        pass
-
-    def abandon(self) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
-class RandomMover:
-    """Uniformly random legal move within distance 2 of a stone (the centre on an empty board); never a renju
-    forbidden point for Black."""
-
-    def __init__(self, seed: int) -> None:
-        self.rng = random.Random(seed)
-
-    def choose(self, board: Board) -> int:
-        empty = board.empty_squares()
-        stones = [m for m in range(board.size) if board[m] in (1, 2)]
-        if stones:
-            near = set()
-            for m in stones:
-                x0, y0 = board.xy(m)
-                for dy in range(-2, 3):
-                    for dx in range(-2, 3):
-                        x, y = x0 + dx, y0 + dy
-                        if 0 <= x < board.width and 0 <= y < board.height:
-                            near.add(y * board.width + x)
-            cands = [m for m in empty if m in near] or empty
-        else:
-            centre = board.index(board.width // 2, board.height // 2)
-            cands = [centre] if board.is_empty(centre) else empty
-        if board.rule is Rule.RENJU and board.side_to_move == BLACK:
-            from gomoku_ai.renju import is_forbidden
-            legal = [m for m in cands if not is_forbidden(board, m)]
-            if not legal:
-                legal = [m for m in empty if not is_forbidden(board, m)]
-            cands = legal or cands
-        return cands[self.rng.randrange(len(cands))]
-
-
-def _evaluator(spec: PlayerSpec, rule: Rule, seed: int) -> Any:
-    from gomoku_ai import evaluator as E
-    if spec.kind == "pure":
-        return E.RolloutEvaluator(seed=seed)
-    if spec.kind == "tactics":
-        return E.UniformEvaluator()
-    if spec.kind == "heuristic":
-        return E.HeuristicEvaluator()
-    if spec.kind == "model":
-        from gomoku_ai.shipped import load_evaluator
-        return load_evaluator(spec.model, rule, threads=1)
-    raise ValueError(spec.kind)
-
-
-def _network_version(ev: Any, path: Optional[str]) -> str:
-    """``name@sha12`` of the network an evaluator loaded (from the file it was read from)."""
-    from gomoku_ai.workers import model_version
-    loaded = getattr(getattr(ev, "network", None), "basename", None) or path
-    try:
-        return model_version(str(loaded))
-    except (OSError, ValueError):
-        return f"{os.path.splitext(os.path.basename(str(path or loaded)))[0]}@unknown"
-
-
-class InProcessPlayer(GamePlayer):
-    """A :class:`gomoku_ai.player.Player` (or :class:`RandomMover`) in this process. Each move runs in a helper
-    thread that the referee waits for with a deadline (budget + tolerance), so a stuck search loses on time
-    instead of hanging the run; the search object is then thrown away. ``version``: for a ``model:`` player,
-    the network version it loaded (``name@sha12``, :func:`gomoku_ai.workers.model_version`), else None."""
+class InProcessPlayer(EnginePlayer):
+    """A :class:`gomoku_ai.players.EnginePlayer` (the engine's Player, or a :class:`RandomMover`) whose moves run
+    in a helper thread that the referee waits for with a deadline (budget + tolerance), so a stuck search loses
+    on time instead of hanging the run; the search object is then thrown away. ``version``: for a ``model:``
+    player, the network version it loaded (``name@sha12``, :func:`gomoku_ai.workers.model_version`), else
+    None."""
 
     def __init__(self, spec: PlayerSpec, default_visits: Optional[int] = None) -> None:
+        super().__init__(spec.in_process(), name=spec.name, default_visits=default_visits, seed=spec.seed)
         self.spec = spec
-        self.name = spec.name
-        self.default_visits = default_visits
-        self.version: Optional[str] = None
-        self._ev: Any = None
-        self._player: Any = None
-        self._cfg: Optional[GameConfig] = None
         self.stuck = 0
 
-    def _visits(self, tc: TimeControl) -> Optional[int]:
-        if self.spec.visits is not None:
-            return self.spec.visits
-        if self.spec.movetime_ms is not None or tc.limited:
-            return None
-        if self.default_visits is not None:
-            return self.default_visits
-        return KINDS[self.spec.kind][0]
-
-    def new_game(self, cfg: GameConfig, tc: TimeControl, seed: int) -> None:
-        self._cfg = cfg
-        seed = (seed + self.spec.seed) & 0x7FFFFFFF
-        if self.spec.kind == "random":
-            self._player = RandomMover(seed)
-            return
-        try:
-            if self._ev is None or self.spec.kind == "pure":
-                self._ev = _evaluator(self.spec, cfg.rule, seed)
-                if self.spec.kind == "model":
-                    self.version = _network_version(self._ev, self.spec.model)
-            from gomoku_ai.player import Player
-            self._player = Player(self._ev, seed=seed, use_vcf=KINDS[self.spec.kind][2], name=self.name)
-        except Exception as e:  # noqa: BLE001 - e.g. a model file that cannot be loaded
-            raise EngineCrashed(f"cannot create the player: {e.__class__.__name__}: {e}", self.name) from None
-
     def _limit(self, board: Board, time_left_ms: Optional[int], tc: TimeControl) -> Any:
-        from gomoku_ai import timeman
-        from gomoku_ai.player import Limit
-        visits = self._visits(tc)
-        if self.spec.movetime_ms is not None:
-            soft = hard = self.spec.movetime_ms
-            if tc.turn_ms > 0:
-                soft = hard = min(soft, tc.turn_ms - timeman.margin_ms(tc.turn_ms))
-            if time_left_ms is not None:
-                cap = max(0.0, time_left_ms - timeman.margin_ms(max(0, time_left_ms))) * 0.25
-                soft = hard = min(soft, cap)
-            return Limit(soft_ms=max(0.0, soft), hard_ms=max(0.0, hard), visits=visits)
-        if not tc.limited:
-            return Limit(visits=visits) if visits else Limit(soft_ms=timeman.DEFAULT_TURN_MS * 0.9,
-                                                             hard_ms=timeman.DEFAULT_TURN_MS * 0.9)
-        d = timeman.compute_deadlines(tc.turn_ms if tc.turn_ms > 0 else None,
-                                      tc.match_ms, time_left_ms if tc.match_ms > 0 else timeman.UNLIMITED,
-                                      move_number=len(board.moves),
-                                      empty_squares=board.size - len(board.moves),
-                                      increment_ms=tc.increment_ms, other_limit=visits is not None)
-        return Limit(soft_ms=d.soft_ms, hard_ms=d.hard_ms, visits=visits)
+        """The search limit of a move (:meth:`~gomoku_ai.players.EnginePlayer.search_limit`)."""
+        return self.search_limit(board, time_left_ms, tc)
 
     def move(self, board: Board, moves: Sequence[Move], time_left_ms: Optional[int], budget_ms: Optional[float],
              tc: TimeControl) -> MoveResult:
@@ -447,12 +278,6 @@ class InProcessPlayer(GamePlayer):
         msg = (f"{info.source} v={info.value:+.3f} n={info.visits} d={info.depth} "
                f"t={info.elapsed_ms:.0f}ms")
         return MoveResult(x, y, elapsed, [msg])
-
-    def abandon(self) -> None:
-        self._player = None
-
-    def end_game(self) -> None:
-        self._player = None
 
 
 class ExternalPlayer(GamePlayer):

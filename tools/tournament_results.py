@@ -19,8 +19,11 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from gomoku_ai import rating as R
+from gomoku_ai.rules import Termination
 
-FAILURES = ("time", "crash", "protocol", "illegal", "forbidden")
+#: the terminations that are a player's failure (counted per player), as their results.jsonl values
+FAILURES = tuple(t.value for t in (Termination.TIME, Termination.CRASH, Termination.PROTOCOL, Termination.ILLEGAL,
+                                   Termination.FORBIDDEN))
 _SCORE = {"1-0": (1.0, 0.0), "0-1": (0.0, 1.0), "1/2-1/2": (0.5, 0.5)}
 
 

@@ -22,9 +22,9 @@ import hashlib
 import random
 from typing import List, Optional, Sequence, Tuple
 
-import numpy as np
-
 from gomoku_ai.board import Board
+from gomoku_ai.match import game_seed
+from gomoku_ai.net.symmetries import symmetry_ids, transform_move
 from gomoku_ai.records import RecordFormatError, read_openings
 from gomoku_ai.rules import EMPTY, Rule
 
@@ -50,16 +50,12 @@ def pairings(n_players: int, fmt: str) -> List[Tuple[int, int]]:
 
 
 def transform_point(x: int, y: int, width: int, height: int, t: int) -> Move:
-    """Symmetry ``t`` (0..7) of the board: bit 0 mirrors x, bit 1 mirrors y, bit 2 transposes (square boards)."""
-    if t & 4:
-        if width != height:
-            raise ValueError("transposing needs a square board")
-        x, y = y, x
-    if t & 1:
-        x = width - 1 - x
-    if t & 2:
-        y = height - 1 - y
-    return x, y
+    """Symmetry ``t`` (0..7, :mod:`gomoku_ai.net.symmetries`: bit 0 mirrors x, bit 1 mirrors y, bit 2
+    transposes, square boards only) of the point (x, y)."""
+    if t not in symmetry_ids(height, width):
+        raise ValueError(f"symmetry {t} does not keep a {width}x{height} board")
+    m = transform_move(y * width + x, t, height, width)
+    return m % width, m // width
 
 
 def transform_opening(moves: Sequence[Move], width: int, height: int, t: int) -> List[Move]:
@@ -129,10 +125,6 @@ def parse_openings_arg(text: Optional[str]) -> Tuple[str, Optional[str], int]:
             raise ValueError(f"bad --openings {text!r}: random:N with N stones (0..40)")
         return "random", None, int(n)
     return "file", text, 0
-
-
-def game_seed(seed: int, game_id: int) -> int:
-    return int(np.random.SeedSequence([seed & 0xFFFFFFFF, game_id]).generate_state(1)[0] & 0x7FFFFFFF)
 
 
 def build_schedule(n_players: int, fmt: str, games_per_pairing: int, width: int, height: int, rule: Rule,

@@ -16,17 +16,19 @@ import shutil
 import tempfile
 from typing import Any, Callable, Dict, List, Optional
 
+from gomoku_ai.match import GameConfig, TimeControl
 from gomoku_ai.rules import Rule
 
-from .tournament_game import GameConfig, GameSpec, TimeControl, play_game
+from .tournament_game import GameSpec, play_game
 from .tournament_players import GamePlayer, PlayerSpec, make_player, parse_player
 
 log = logging.getLogger("gomoku.tournament")
 
 
 def game_config(config: Dict[str, Any]) -> GameConfig:
+    """The referee's settings of a tournament configuration (``tournament.json``)."""
     return GameConfig(width=config["width"], height=config["height"], rule=Rule.parse(config["rule"]),
-                      draw_after=config.get("draw_after"), tolerance_ms=float(config["tolerance_ms"]),
+                      max_plies=config.get("draw_after"), tolerance_ms=float(config["tolerance_ms"]),
                       move_timeout_ms=float(config["move_timeout_ms"]))
 
 

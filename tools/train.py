@@ -198,7 +198,8 @@ def _add_rl_parsers(tsub: Any) -> None:
                                        "opponent (appends RUN/curve.jsonl)")
     cv.add_argument("--run", required=True, help="loop run folder (candidates/it*.json)")
     cv.add_argument("--opponent", default="uniform",
-                    help="uniform (tactics:N), pure (rollouts), heuristic, or a model path")
+                    help="a player spec of gomoku_ai/players.py: uniform (= tactics), pure "
+                         "(rollouts), heuristic, or a model path")
     cv.add_argument("--visits", type=int, default=200, help="the candidates' visits")
     cv.add_argument("--opponent-visits", type=int, default=None, help="default: --visits")
     cv.add_argument("--games", type=int, default=20, help="games per iteration (pairs x 2)")

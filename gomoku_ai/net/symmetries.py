@@ -11,6 +11,10 @@ A transform is an id ``k`` in 0..7 made of three bits, applied in this order to 
 transpose (5 and 6 are the 90 degree rotations, 4 and 7 the diagonal mirrors). A rectangular board
 has only the 4 transforms that keep its shape (0..3); :func:`symmetry_ids` lists the valid ones.
 
+This is the one numbering of the project: training augmentation (``gomoku_ai.training.model.dihedral``
+applies these same transforms to tensors), the opening symmetries of gating and of the tournament schedule
+(whose ``transform`` field in ``results.jsonl`` is such an id) all use it.
+
 A policy vector is flat, row-major (``m = y * W + x``, as in :class:`~gomoku_ai.board.Board`).
 :func:`transform_policy` moves probability mass exactly as :func:`transform_planes` moves input
 squares, so ``(transform_planes(x, k), transform_policy(p, k, H, W))`` is a consistent training
@@ -23,6 +27,7 @@ from typing import Iterator, List, Optional, Sequence, Tuple
 import numpy as np
 
 NUM_SYMMETRIES = 8
+HALF_TURN = 3   #: the 180 degree rotation (both flips): with the identity, all a W x H board keeps
 _INVERSE = (0, 1, 2, 3, 4, 6, 5, 7)
 
 
@@ -73,9 +78,15 @@ def untransform_policy(p: np.ndarray, k: int, height: int, width: int) -> np.nda
     return transform_policy(p, inverse(k), h2, w2)
 
 
+def source_squares(k: int, height: int, width: int) -> np.ndarray:
+    """``src[j]`` = the original square (flat index) that transform ``k`` moves to square ``j`` of the
+    transformed board: ``transform_planes(x, k)`` is ``x`` flattened over (H, W), indexed by ``src``."""
+    return transform_planes(np.arange(height * width).reshape(height, width), k).reshape(-1)
+
+
 def move_permutation(k: int, height: int, width: int) -> np.ndarray:
     """``perm[m]`` = index on the transformed board of the square that is ``m`` on the original."""
-    src = transform_planes(np.arange(height * width).reshape(height, width), k).reshape(-1)
+    src = source_squares(k, height, width)
     perm = np.empty_like(src)
     perm[src] = np.arange(src.size)  # src[j] is the original square now at j
     return perm

@@ -9,14 +9,11 @@ played), and appends one JSON line per iteration to ``DIR/curve.jsonl``::
     {"iteration": 8, "opponent": "uniform", "visits": 200, "games": 20, "score": 0.8,
      "elo": 240.8, "ci95": [..], "wins": .., "draws": .., "losses": .., "pentanomial": [..], ...}
 
-Both sides are the engine's :class:`~gomoku_ai.player.Player` (MCTS + root VCF tactics), as in
-the tournament runner's ``model:PATH:N`` and ``tactics:N`` players; opponents:
-
-* ``uniform`` (the default): :class:`~gomoku_ai.evaluator.UniformEvaluator` + tactics, i.e. the
-  same search without the network (``tactics:N`` in the tournament runner);
-* ``pure``: :class:`~gomoku_ai.evaluator.RolloutEvaluator` without VCF (``pure:N``);
-* ``heuristic``: the hand-written evaluator + tactics;
-* a model path (another network, e.g. an earlier candidate).
+Both sides are the engine's :class:`~gomoku_ai.player.Player` (MCTS + root VCF/VCT tactics) made by
+:func:`~gomoku_ai.players.resolve_player`, as in gating and the tournament runner; the opponent is a
+player spec of :mod:`gomoku_ai.players` (``uniform``, the default, which is ``tactics``: the same
+search without the network; ``pure``: rollouts without VCF; ``heuristic``; or a model path, e.g. an
+earlier candidate).
 
 ``visits`` is the candidates' visits; ``opponent_visits`` (default: the same) the opponent's.
 Iterations already in ``curve.jsonl`` with the same opponent, visits and games are skipped, so an
@@ -32,50 +29,13 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 from ..board import Board
+from ..fileio import read_jsonl
+from ..match import GamePlayer
+from ..players import resolve_player
 from ..rules import Rule
 from .gating import GateConfig, run_gate
-from ..fileio import read_jsonl
 
 CURVE_NAME = "curve.jsonl"
-
-
-class EnginePlayer:
-    """A :class:`~gomoku_ai.player.Player` with a fixed number of visits, in the gate's player
-    interface (``new_game``, ``choose``)."""
-
-    def __init__(self, evaluator: Any, visits: int, name: str, use_vcf: bool = True,
-                 seed: int = 0) -> None:
-        from ..player import Limit, Player
-        self.name = name
-        self.visits = int(visits)
-        self._limit = Limit(visits=self.visits)
-        self.player = Player(evaluator, seed=seed, use_vcf=use_vcf, name=name)
-
-    def new_game(self) -> None:
-        self.player.new_game()
-
-    def choose(self, board: Board) -> int:
-        return int(self.player.think(board.copy(), self._limit).move)
-
-
-def make_engine_player(spec: Union[str, os.PathLike], visits: int, seed: int = 0,
-                       name: Optional[str] = None) -> EnginePlayer:
-    """``uniform``, ``pure``, ``heuristic`` or a model path -> :class:`EnginePlayer`."""
-    from ..evaluator import HeuristicEvaluator, NetworkEvaluator, RolloutEvaluator, \
-        UniformEvaluator
-    text = os.fspath(spec)
-    if text == "uniform":
-        return EnginePlayer(UniformEvaluator(), visits, name or f"tactics:{visits}", seed=seed)
-    if text == "pure":
-        return EnginePlayer(RolloutEvaluator(seed=seed), visits, name or f"pure:{visits}",
-                            use_vcf=False, seed=seed)
-    if text == "heuristic":
-        return EnginePlayer(HeuristicEvaluator(), visits, name or f"heuristic:{visits}",
-                            seed=seed)
-    from ..net import load_model
-    net = load_model(text, threads=1)
-    return EnginePlayer(NetworkEvaluator(net, batch_size=4), visits,
-                        name or f"model:{Path(text).name}:{visits}", seed=seed)
 
 
 def candidate_iterations(run_dir: Union[str, os.PathLike]) -> List[int]:
@@ -125,10 +85,10 @@ def strength_curve(run_dir: Union[str, os.PathLike], opponent: str = "uniform",
         cand = run / "candidates" / f"it{i:04d}"
         gcfg = GateConfig(visits=visits, max_games=games, seed=seed, sprt=False)
 
-        def factory(spec: Any, role: str, _i: int = i) -> Any:
+        def factory(spec: Any, role: str, _i: int = i) -> GamePlayer:
             if role == "candidate":
-                return make_engine_player(spec, visits, seed=seed + _i)
-            return make_engine_player(spec, ovisits, seed=seed + 7919 * _i)
+                return resolve_player(spec, visits=visits, seed=seed + _i, rule=board.rule)
+            return resolve_player(spec, visits=ovisits, seed=seed + 7919 * _i, rule=board.rule)
 
         res = run_gate(cand, opponent, board=board, config=gcfg, player_factory=factory)
         rec = {"iteration": i, "opponent": opponent, "visits": visits,

@@ -12,10 +12,17 @@ The match (docs RATING.md sections 2 and 5):
 * openings come from a file (``records.read_openings``), extended by the 8 board symmetries on
   square boards, or are random (1-3 stones near the centre, seeded); an opening is reused only
   when there are more pairs than openings (``openings_reused`` in the result);
-* players search a fixed number of visits, without noise, always playing the most visited move
-  (KataGo's advice: fixed visits, one search thread, so that speed has no influence). Tests and
-  other callers may pass their own players (anything with ``new_game()`` and ``choose(board)``)
-  or a ``player_factory``.
+* both sides are the engine that ships: :class:`~gomoku_ai.player.Player` (MCTS with the root
+  VCF/VCT solver, one network batch of 4 leaves) built by
+  :func:`~gomoku_ai.players.resolve_player` from a player spec (a model path, ``"heuristic"``,
+  ``"uniform"``, ...: the vocabulary of :mod:`gomoku_ai.players`), searching a fixed number of
+  visits, without noise, always playing the most visited move (KataGo's advice: fixed visits, one
+  search thread, so that speed has no influence); no time limit applies;
+* games are refereed by :func:`gomoku_ai.match.play_game` (``max_plies`` is a draw by
+  :attr:`~gomoku_ai.rules.Termination.ADJUDICATION`; an illegal move, a forbidden one or a crash
+  loses); game ``g`` of pair ``k`` seeds its players with :func:`~gomoku_ai.match.game_seed`
+  ``(seed, 2k + g)``, so a pair plays the same on any worker. Tests and other callers may pass
+  their own :class:`~gomoku_ai.match.GamePlayer` objects or a ``player_factory``.
 
 Pairs are played in this process one after the other, or as tasks of a worker pool
 (:mod:`gomoku_ai.workers`, local processes or Ray actors; :class:`GateWorker` loads each network
@@ -30,100 +37,44 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Optional, Protocol, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from .. import rating
 from ..board import Board
-from ..evaluator import Evaluator
-from ..mcts import MCTS, MCTSConfig
-from ..rules import BLACK, WHITE, Rule
+from ..match import GameConfig, GamePlayer, PlayedGame, game_seed, play_game
+from ..net.symmetries import symmetry_ids, transform_move
+from ..players import (EnginePlayer, InProcessSpec, PlayerKind, as_spec, resolve_player,
+                       spec_label)
+from ..rules import BLACK, WHITE, Rule, Termination
 from ..workers import (ModelCache, ModelRef, Pool, Task, WorkerSpec, make_pool, model_version,
                        resolve)
-from .selfplay import Opening, make_evaluator, model_label, openings_to_flat, random_opening
+from .openings import Opening, openings_to_flat, random_opening
+
+#: ``engine`` of the journal lines of gates played by the shipped Player (earlier lines, played by
+#: a bare MCTS, are not taken: such a gate is replayed)
+GATE_ENGINE = "player"
 
 
-class GatePlayer(Protocol):
-    """What the gate needs from a player."""
-
-    name: str
-
-    def new_game(self) -> None: ...
-
-    def choose(self, board: Board) -> int: ...
-
-
-class SearchPlayer:
-    """MCTS with a fixed number of visits, no noise, the most visited move, tree reuse."""
-
-    def __init__(self, evaluator: Evaluator, visits: int, name: str = "",
-                 mcts: Optional[Dict[str, Any]] = None, seed: int = 0) -> None:
-        cfg = MCTSConfig(**(mcts or {}))
-        cfg.dirichlet_alpha = 0.0
-        self.visits = int(visits)
-        self.name = name or evaluator.name
-        self.mcts = MCTS(evaluator, cfg, seed=seed)
-
-    def new_game(self) -> None:
-        self.mcts.reset()
-
-    def choose(self, board: Board) -> int:
-        self.mcts.search(board, visits=self.visits)
-        return self.mcts.best_move()
-
-
-class RandomPlayer:
-    """Uniformly random among the empty squares next to a stone (a test opponent)."""
-
-    def __init__(self, seed: int = 0, name: str = "random") -> None:
-        self.rng = np.random.default_rng(seed)
-        self.name = name
-
-    def new_game(self) -> None:
-        pass
-
-    def choose(self, board: Board) -> int:
-        cells = board.cells
-        stones = cells != 0
-        near = np.zeros_like(stones)
-        h, w = cells.shape
-        for dy in (-1, 0, 1):
-            for dx in (-1, 0, 1):
-                near[max(0, dy):h + min(0, dy), max(0, dx):w + min(0, dx)] |= \
-                    stones[max(0, -dy):h + min(0, -dy), max(0, -dx):w + min(0, -dx)]
-        cand = np.flatnonzero((near & (cells == 0)).reshape(-1))
-        if len(cand) == 0:
-            cand = np.flatnonzero((cells == 0).reshape(-1))
-        return int(self.rng.choice(cand))
-
-
-def default_player_factory(visits: int, batch_size: int = 8, backend: str = "auto",
-                           mcts: Optional[Dict[str, Any]] = None) -> Callable[[Any, str], Any]:
-    """Players from specs: a player object (returned as is), an :class:`Evaluator`, a model path,
-    ``"heuristic"`` or ``"uniform"`` -> :class:`SearchPlayer` with ``visits``."""
-    def factory(spec: Any, role: str) -> Any:
-        if hasattr(spec, "choose") and hasattr(spec, "new_game"):
+def default_player_factory(visits: int, backend: str = "auto",
+                           rule: Rule = Rule.FREESTYLE) -> Callable[[Any, str], GamePlayer]:
+    """Players from specs: a :class:`~gomoku_ai.match.GamePlayer` (returned as is), else a player
+    spec or model path -> :func:`~gomoku_ai.players.resolve_player` with ``visits`` (for a spec
+    without its own), named ``"<role>:<label>"``."""
+    def factory(spec: Any, role: str) -> GamePlayer:
+        if isinstance(spec, GamePlayer):
             return spec
-        ev = make_evaluator(spec, batch_size=batch_size, backend=backend)
-        return SearchPlayer(ev, visits, name=f"{role}:{model_label(spec)}", mcts=mcts)
+        return resolve_player(spec, visits=visits, rule=rule, backend=backend,
+                              name=f"{role}:{spec_label(spec)}")
     return factory
 
 
 # ============================================================================ openings
-def _sym(x: int, y: int, k: int, w: int, h: int) -> Tuple[int, int]:
-    """Symmetry ``k`` (0..7) of a square board about its centre."""
-    n = w - 1
-    for _ in range(k % 4):
-        x, y = n - y, x
-    if k >= 4:
-        x, y = y, x
-    return x, y
-
-
 def gate_openings(openings: Union[None, str, os.PathLike, Sequence], board: Board, pairs: int,
                   seed: int, symmetries: bool = True) -> Tuple[List[Opening], bool]:
-    """``pairs`` openings (flat moves) and whether any had to be reused."""
+    """``pairs`` openings (flat moves) and whether any had to be reused. A file's openings are
+    extended by the 8 board symmetries (:mod:`gomoku_ai.net.symmetries`) on square boards."""
     w, h = board.width, board.height
     flat = openings_to_flat(openings, w, h)
     if flat is None:
@@ -144,10 +95,10 @@ def gate_openings(openings: Union[None, str, os.PathLike, Sequence], board: Boar
         return out, reused
     pool: List[Opening] = []
     seen = set()
-    ks = range(8) if (symmetries and w == h) else range(1)
+    ks = symmetry_ids(h, w) if (symmetries and w == h) else (0,)
     for k in ks:
         for op in flat:
-            t = tuple(y * w + x for x, y in (_sym(m % w, m // w, k, w, h) for m in op))
+            t = tuple(transform_move(m, k, h, w) for m in op)
             key = tuple(sorted(t[0::2])) + (-1,) + tuple(sorted(t[1::2]))
             if key not in seen:
                 seen.add(key)
@@ -159,34 +110,26 @@ def gate_openings(openings: Union[None, str, os.PathLike, Sequence], board: Boar
 
 
 # ============================================================================ games
-def play_match_game(black: Any, white: Any, board: Board, opening: Opening,
-                    max_plies: Optional[int] = None) -> Tuple[Optional[int], str, List[int]]:
-    """Play one game from ``opening``; returns (winner or None, how it ended, moves). A player
-    that returns an illegal move loses."""
-    b = board.copy()
-    for m in opening:
-        if not b.is_empty(m):
-            raise ValueError(f"opening {opening} repeats a square")
-        if b.push(m):
-            raise ValueError(f"opening {opening} already ends the game")
-    black.new_game()
-    white.new_game()
-    while True:
-        if b.winner is not None:
-            return b.winner, "five", list(b.moves)
-        if b.is_full():
-            return None, "board_full", list(b.moves)
-        if max_plies is not None and len(b.moves) >= max_plies:
-            return None, "max_plies", list(b.moves)
-        p = black if b.side_to_move == BLACK else white
-        m = int(p.choose(b))
-        if not b.is_empty(m):
-            return 3 - b.side_to_move, "illegal", list(b.moves)
-        if b.rule is Rule.RENJU and b.side_to_move == BLACK:
-            from ..renju import is_forbidden
-            if is_forbidden(b, m):
-                return WHITE, "forbidden", list(b.moves) + [m]
-        b.push(m)
+def play_pair(candidate: GamePlayer, best: GamePlayer, cfg: GameConfig, opening: Opening,
+              seed: int, pair: int) -> Tuple[PlayedGame, PlayedGame]:
+    """Pair ``pair`` from ``opening`` (flat moves): the candidate Black, then White; each game's
+    players seeded with :func:`~gomoku_ai.match.game_seed` ``(seed, 2 * pair + g)``."""
+    xy = [(m % cfg.width, m // cfg.width) for m in opening]
+    first = play_game((candidate, best), cfg, opening=xy, seed=game_seed(seed, 2 * pair))
+    second = play_game((best, candidate), cfg, opening=xy, seed=game_seed(seed, 2 * pair + 1))
+    return first, second
+
+
+def pair_record(pair: int, first: PlayedGame, second: PlayedGame) -> Dict[str, Any]:
+    """The journal fields of a played pair: each game's winner and termination (its value)."""
+    return {"pair": pair, "winners": [first.winner, second.winner],
+            "ends": [first.termination.value, second.termination.value], "engine": GATE_ENGINE}
+
+
+def gate_game_config(board: Board, max_plies: Optional[int]) -> GameConfig:
+    """The referee's settings of a gate on ``board``: no time limit (fixed visits decide)."""
+    return GameConfig(board.width, board.height, board.rule, max_plies=max_plies,
+                      move_timeout_ms=None, n=board.n)
 
 
 def _score(winner: Optional[int], colour: int) -> float:
@@ -214,70 +157,84 @@ class GateError(RuntimeError):
     """A gate pair failed with an error in its worker (a bug, an unreadable model)."""
 
 
+def _network_spec(spec: Any) -> Optional[InProcessSpec]:
+    """The :class:`~gomoku_ai.players.InProcessSpec` of a spec that names a network (a model path or
+    ``model:PATH``), else None (a spec without a network, or a player object)."""
+    if not isinstance(spec, (str, os.PathLike, InProcessSpec)):
+        return None
+    s = as_spec(spec)
+    return s if s.kind is PlayerKind.MODEL else None
+
+
 def spec_version(spec: Any) -> Optional[str]:
     """The network version a player spec stands for: ``"<name>@<sha12>"`` of a model path
-    (:func:`~gomoku_ai.workers.model_version`), ``"heuristic"``/``"uniform"`` as they are, None
-    for objects (players, evaluators: nothing on disk identifies them)."""
+    (:func:`~gomoku_ai.workers.model_version`), the spec itself for one without a network
+    (``"heuristic"``, ``"uniform"``), None for objects (players: nothing on disk identifies them)."""
     if not isinstance(spec, (str, os.PathLike)):
         return None
-    s = os.fspath(spec)
-    if s in ("heuristic", "uniform"):
-        return s
+    net = _network_spec(spec)
+    if net is None:
+        return os.fspath(spec)
     from ..net import ModelError, model_basename
     try:
-        return model_version(model_basename(s))
+        return model_version(model_basename(net.model))
     except (OSError, ValueError, ModelError):
-        return Path(s).name
+        return Path(str(net.model)).name
 
 
 class GateWorker:
-    """The gate worker of a pool (also reached through the self-play worker, so that the training
-    loop's one pool serves both): plays one colour-swapped pair per task.
+    """The gate worker of a pool (also reached through
+    :class:`~gomoku_ai.training.poolworker.TrainingWorker`, so that the training loop's one pool
+    serves self-play and gating): plays one colour-swapped pair per task.
 
-    Each side's network comes with the task (a shared :class:`~gomoku_ai.workers.ModelRef`, a
-    model path, ``"heuristic"``/``"uniform"``); it is loaded once per version and its
-    :class:`SearchPlayer` built once per (version, visits), then reused across pairs.
+    Each side comes with the task: a shared :class:`~gomoku_ai.workers.ModelRef` (or a model
+    path) whose network is loaded once per version, or a spec without a network
+    (``"heuristic"``/``"uniform"``, ...); its :class:`~gomoku_ai.players.EnginePlayer` is built
+    once per (version, visits) and reused across pairs (each game starts a fresh Player).
     """
 
     def __init__(self, net_backend: str = "auto") -> None:
         self.net_backend = net_backend
         self.models = {"candidate": ModelCache(self._load), "best": ModelCache(self._load)}
-        self.players: Dict[str, Tuple[Any, SearchPlayer]] = {}
+        self.players: Dict[str, Tuple[Any, EnginePlayer]] = {}
 
     def _load(self, base: Path) -> Any:
         from ..net import load_model
         return load_model(base, backend=self.net_backend, threads=1)
 
-    def player(self, role: str, spec: Any, visits: int, batch_size: int = 8,
-               mcts: Optional[Dict[str, Any]] = None) -> Tuple[str, SearchPlayer]:
+    def player(self, role: str, spec: Any, visits: int, rule: Rule = Rule.FREESTYLE
+               ) -> Tuple[str, EnginePlayer]:
         """``(version, player)`` for one side of a pair."""
         spec = resolve(spec)
-        if isinstance(spec, (str, os.PathLike)) and os.fspath(spec) in ("heuristic", "uniform"):
-            version = label = os.fspath(spec)
-            make: Callable[[], Evaluator] = lambda: make_evaluator(version)  # noqa: E731
+        if isinstance(spec, str) and _network_spec(spec) is None:
+            version = label = spec
+            make: Callable[[], EnginePlayer] = lambda: resolve_player(  # noqa: E731
+                spec, visits=visits, rule=rule, name=f"{role}:{label}")
         else:
             from ..evaluator import NetworkEvaluator
-            version, net = self.models[role].get(spec)
+            net_spec = _network_spec(spec)
+            version, net = self.models[role].get(net_spec.model if net_spec is not None else spec)
             label = str(net.name)
-            make = lambda: NetworkEvaluator(net, batch_size=batch_size)  # noqa: E731
-        key = (version, int(visits), int(batch_size), json.dumps(mcts or {}, sort_keys=True))
+            make = lambda: resolve_player(  # noqa: E731
+                InProcessSpec(PlayerKind.MODEL, f"model:{label}"),
+                visits=visits, name=f"{role}:{label}", version=version,
+                evaluator=NetworkEvaluator(net, batch_size=4))
+        key = (version, int(visits), rule)
         cur = self.players.get(role)
         if cur is None or cur[0] != key:
-            self.players[role] = (key, SearchPlayer(make(), visits, name=f"{role}:{label}",
-                                                    mcts=mcts))
+            self.players[role] = (key, make())
         return version, self.players[role][1]
 
     def run(self, payload: Dict[str, Any]) -> Dict[str, Any]:
-        visits, bs, mcts = int(payload["visits"]), int(payload.get("batch_size", 8)), \
-            payload.get("mcts")
-        cv, pc = self.player("candidate", payload["candidate"], visits, bs, mcts)
-        bv, pb = self.player("best", payload["best"], visits, bs, mcts)
         w, h, rule, n = payload["board"]
         board = Board(w, h, Rule.parse(rule), n)
-        opening = tuple(payload["opening"])
-        w1, e1, _ = play_match_game(pc, pb, board, opening, payload.get("max_plies"))
-        w2, e2, _ = play_match_game(pb, pc, board, opening, payload.get("max_plies"))
-        return {"pair": int(payload["pair"]), "winners": [w1, w2], "ends": [e1, e2],
+        visits = int(payload["visits"])
+        cv, pc = self.player("candidate", payload["candidate"], visits, board.rule)
+        bv, pb = self.player("best", payload["best"], visits, board.rule)
+        first, second = play_pair(pc, pb, gate_game_config(board, payload.get("max_plies")),
+                                  tuple(payload["opening"]), int(payload["seed"]),
+                                  int(payload["pair"]))
+        return {**pair_record(int(payload["pair"]), first, second),
                 "candidate_version": cv, "best_version": bv}
 
     def close(self) -> None:
@@ -302,7 +259,7 @@ class _Tally:
         self.cand_black = [0.0, 0]   # score, games
         self.cand_white = [0.0, 0]
         self.black_wins = self.white_wins = 0
-        self.ends: Dict[str, int] = {}
+        self.ends: Dict[Termination, int] = {}
         self.pairs = 0
         self.res: Optional[rating.SprtResult] = None
         self.notes: List[str] = []
@@ -324,7 +281,8 @@ class _Tally:
             self.black_wins += wnr == BLACK
             self.white_wins += wnr == WHITE
         for e in rec["ends"]:
-            self.ends[e] = self.ends.get(e, 0) + 1
+            t = Termination(e)   # journal lines hold the enum's value
+            self.ends[t] = self.ends.get(t, 0) + 1
         self.pairs += 1
         try:
             self.res = rating.sprt(self.penta, cfg.elo0, cfg.elo1, cfg.alpha, cfg.beta,
@@ -400,6 +358,16 @@ def _pooled_pairs(pool: Pool, payload: Callable[[int], Dict[str, Any]], todo: Li
         results.close()
 
 
+def _pool_side(pool: Pool, spec: Any) -> Any:
+    """What a pool task carries for one side: a spec without a network as its text, a network as
+    a shared :class:`~gomoku_ai.workers.ModelRef`."""
+    net = _network_spec(spec)
+    if net is None:
+        return os.fspath(spec)
+    from ..net import model_basename
+    return pool.share(ModelRef.from_path(model_basename(net.model)))
+
+
 def run_gate(candidate: Any, best: Any, *, board: Optional[Board] = None,
              width: int = 15, height: Optional[int] = None, n: int = 5,
              rule: str = "freestyle", openings: Union[None, str, os.PathLike, Sequence] = None,
@@ -412,17 +380,19 @@ def run_gate(candidate: Any, best: Any, *, board: Optional[Board] = None,
              **overrides: Any) -> Dict[str, Any]:
     """Candidate vs best in colour-swapped pairs until the SPRT decides or ``max_games``.
 
-    ``candidate``/``best``: model paths, ``"heuristic"``/``"uniform"``, evaluators or player
-    objects (see :func:`default_player_factory`); ``player_factory(spec, role)`` replaces the
-    default. ``overrides`` are :class:`GateConfig` fields. ``journal``: a JSONL file of finished
-    pairs; a rerun with the same arguments continues from it instead of replaying them (pairs
-    recorded with other network versions are not taken).
+    ``candidate``/``best``: player specs of :mod:`gomoku_ai.players` (model paths,
+    ``"heuristic"``, ``"uniform"``, ...) or :class:`~gomoku_ai.match.GamePlayer` objects (see
+    :func:`default_player_factory`); ``player_factory(spec, role)`` replaces the default.
+    ``overrides`` are :class:`GateConfig` fields. ``journal``: a JSONL file of finished pairs; a
+    rerun with the same arguments continues from it instead of replaying them (pairs recorded
+    with other network versions, or before the gate played the shipped Player, are not taken).
 
     Where the pairs are played: in this process, one after the other (the default), or as tasks
-    of ``pool`` (kept open by the caller; :class:`GateWorker` or self-play workers) or of
+    of ``pool`` (kept open by the caller; :class:`GateWorker` or the training loop's
+    :class:`~gomoku_ai.training.poolworker.TrainingWorker`) or of
     ``workers`` new workers on ``backend`` (``"local"``/``"ray"``, ``address`` as in
-    :func:`~gomoku_ai.workers.make_pool`). On a pool ``candidate``/``best`` must be model paths
-    or ``"heuristic"``/``"uniform"`` (no objects, no ``player_factory``); pairs run in parallel
+    :func:`~gomoku_ai.workers.make_pool`). On a pool ``candidate``/``best`` must be specs or
+    model paths (no objects, no ``player_factory``); pairs run in parallel
     but the SPRT takes them in pair order, only the unbroken prefix of finished pairs, so the
     decision and the counts equal the sequential gate's; pairs finished beyond the decision are
     discarded (``discarded_pairs``), a pair lost with its worker is skipped (``lost_pairs``).
@@ -448,14 +418,14 @@ def run_gate(candidate: Any, best: Any, *, board: Optional[Board] = None,
             raise ValueError("a gate on a pool builds its own players: no player_factory")
         for role, spec in (("candidate", candidate), ("best", best)):
             if not isinstance(spec, (str, os.PathLike)):
-                raise ValueError(f"a gate on a pool needs a model path or 'heuristic'/'uniform' "
-                                 f"for the {role}, not a {type(spec).__name__}")
+                raise ValueError(f"a gate on a pool needs a player spec or a model path for the "
+                                 f"{role}, not a {type(spec).__name__}")
         p_cand: Any = None
         p_best: Any = None
-        names = {"candidate": f"candidate:{model_label(candidate)}",
-                 "best": f"best:{model_label(best)}"}
+        names = {"candidate": f"candidate:{spec_label(candidate)}",
+                 "best": f"best:{spec_label(best)}"}
     else:
-        factory = player_factory or default_player_factory(cfg.visits)
+        factory = player_factory or default_player_factory(cfg.visits, rule=board.rule)
         p_cand = factory(candidate, "candidate")
         p_best = factory(best, "best")
         names = {"candidate": getattr(p_cand, "name", str(candidate)),
@@ -467,7 +437,8 @@ def run_gate(candidate: Any, best: Any, *, board: Optional[Board] = None,
     if jpath is not None and jpath.exists():
         from ..fileio import read_jsonl
         for rec in read_jsonl(jpath):
-            if rec.get("seed") == cfg.seed and 0 <= int(rec.get("pair", -1)) < max_pairs \
+            if rec.get("seed") == cfg.seed and rec.get("engine") == GATE_ENGINE \
+                    and 0 <= int(rec.get("pair", -1)) < max_pairs \
                     and tuple(rec.get("opening", ())) == ops[int(rec["pair"])] \
                     and all(rec.get(k) in (None, v) or v is None for k, v in versions.items()):
                 done[int(rec["pair"])] = rec
@@ -485,29 +456,27 @@ def run_gate(candidate: Any, best: Any, *, board: Optional[Board] = None,
                              backend=backend, address=address)
             own_pool = True
         where = pool.describe()
-        from ..net import model_basename
-        shared = {role: (os.fspath(spec) if os.fspath(spec) in ("heuristic", "uniform")
-                         else pool.share(ModelRef.from_path(model_basename(spec))))
+        shared = {role: _pool_side(pool, spec)
                   for role, spec in (("candidate", candidate), ("best", best))}
         dims = (board.width, board.height, board.rule.value, board.n)
 
         def payload(i: int) -> Dict[str, Any]:
-            return {"kind": "gate_pair", "pair": i, "opening": list(ops[i]),
+            return {"kind": "gate_pair", "pair": i, "seed": cfg.seed, "opening": list(ops[i]),
                     "candidate": shared["candidate"], "best": shared["best"],
-                    "visits": cfg.visits, "batch_size": 8, "mcts": None, "board": dims,
-                    "max_plies": cfg.max_plies}
+                    "visits": cfg.visits, "board": dims, "max_plies": cfg.max_plies}
 
         records = _pooled_pairs(pool, payload, todo, done, max_pairs, jpath, cfg.seed, info, log)
     else:
+        gcfg = gate_game_config(board, cfg.max_plies)
+
         def sequential() -> Iterator[Dict[str, Any]]:
             for i in range(max_pairs):
                 if i in done:
                     yield done[i]
                     continue
-                w1, e1, _ = play_match_game(p_cand, p_best, board, ops[i], cfg.max_plies)
-                w2, e2, _ = play_match_game(p_best, p_cand, board, ops[i], cfg.max_plies)
-                rec = {"pair": i, "seed": cfg.seed, "opening": list(ops[i]),
-                       "winners": [w1, w2], "ends": [e1, e2], **versions}
+                games = play_pair(p_cand, p_best, gcfg, ops[i], cfg.seed, i)
+                rec = {**pair_record(i, *games), "seed": cfg.seed, "opening": list(ops[i]),
+                       **versions}
                 _append_pair(jpath, rec)
                 yield rec
 
@@ -549,7 +518,8 @@ def run_gate(candidate: Any, best: Any, *, board: Optional[Board] = None,
         "sprt_model": cfg.model,
         "candidate_black_score": round(tally.cand_black[0] / max(1, tally.cand_black[1]), 4),
         "candidate_white_score": round(tally.cand_white[0] / max(1, tally.cand_white[1]), 4),
-        "black_wins": tally.black_wins, "white_wins": tally.white_wins, "ends": tally.ends,
+        "black_wins": tally.black_wins, "white_wins": tally.white_wins,
+        "ends": {t.value: k for t, k in tally.ends.items()},
         "openings_reused": reused and pairs > len(set(ops)),
         "visits": cfg.visits if player_factory is None else None, "max_games": cfg.max_games,
         "elapsed_s": round(time.perf_counter() - t0, 2),

@@ -283,13 +283,13 @@ class Loop:
         c = self.cfg
         if self._pool is None and c.workers >= 1:
             from ..workers import make_pool
-            from .selfplay import selfplay_spec
+            from .poolworker import training_spec
             self._ensure_ray()
             if self.trainer()["on"] == "worker":
                 # placed first, so that self-play workers filling a node cannot keep it from the
                 # CPU it needs beside its GPU
                 self.train_pool()
-            self._pool = make_pool(selfplay_spec(), c.workers, backend=c.backend,
+            self._pool = make_pool(training_spec(), c.workers, backend=c.backend,
                                    address=c.address)
             self._emit({"note": f"workers: {json.dumps(self._pool.describe())}"})
         return self._pool

@@ -13,6 +13,7 @@ import torch
 from torch import nn
 import torch.nn.functional as F
 
+from ..net.symmetries import source_squares, transformed_shape
 from ..net.weights import BN_EPS, Arch
 
 
@@ -113,10 +114,18 @@ class PolicyValueNet(nn.Module):
 
 
 def dihedral(x: torch.Tensor, k: int) -> torch.Tensor:
-    """Apply symmetry ``k`` (0..7: rotate k%4 quarter turns, then transpose if k >= 4) to the last
-    two axes. Square boards only for k that transpose or rotate by a quarter."""
-    if k % 4:
-        x = torch.rot90(x, k % 4, dims=(-2, -1))
-    if k >= 4:
-        x = x.transpose(-2, -1)
-    return x
+    """Apply symmetry ``k`` of :mod:`gomoku_ai.net.symmetries` (the project's one numbering) to the
+    last two axes, on the tensor's device: ``transform_planes`` for tensors. Square boards only for
+    the ids that transpose (4..7)."""
+    if k == 0:
+        return x
+    h, w = x.shape[-2:]
+    key = (k, h, w, str(x.device))
+    src = _SOURCES.get(key)
+    if src is None:
+        src = _SOURCES[key] = torch.from_numpy(source_squares(k, h, w)).to(x.device)
+    return x.flatten(-2).index_select(-1, src).unflatten(-1, transformed_shape(k, h, w))
+
+
+#: (k, H, W, device) -> the source squares of :func:`dihedral` on that device
+_SOURCES: Dict[tuple, torch.Tensor] = {}

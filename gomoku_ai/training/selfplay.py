@@ -52,11 +52,14 @@ import numpy as np
 
 from ..fileio import read_jsonl
 from ..board import Board
-from ..evaluator import Evaluator, HeuristicEvaluator, UniformEvaluator
+from ..evaluator import Evaluator
+from ..match import adjudicate
 from ..mcts import MCTS, MCTSConfig, Node
+from ..players import PlayerKind, as_spec, make_evaluator
 from ..rules import BLACK, WHITE, Rule, Termination
 from ..workers import ModelCache, ModelRef, Pool, Task, WorkerSpec, make_pool, resolve
 from .dataset import Positions, save_shard
+from .openings import Opening, openings_to_flat, random_opening
 
 JSONL_NAME = "selfplay.jsonl"
 
@@ -171,62 +174,6 @@ def is_false_resignation(would_resign: Optional[int], winner: Optional[int]) -> 
     return winner != 3 - would_resign
 
 
-# ============================================================================ openings
-Opening = Tuple[int, ...]          # flat moves, Black first
-
-
-def openings_path_text(errors: Sequence[Exception]) -> str:
-    """``"first error; "`` for a message, or ``""``."""
-    return f"{errors[0]}; " if errors else ""
-
-
-def openings_to_flat(openings: Union[None, str, os.PathLike, Sequence], width: int,
-                     height: int) -> Optional[List[Opening]]:
-    """Openings given as a file (``records.read_openings``), or as lists of (x, y) or flat moves,
-    as tuples of flat moves.
-
-    From a file, lines that do not fit the board (a 20x20 book on 15x15) are left out, as the
-    tournament runner does; ``ValueError`` when none is left. Lists given directly must fit.
-    """
-    if openings is None:
-        return None
-    if isinstance(openings, (str, os.PathLike)):
-        from ..records import RecordFormatError, read_openings
-        errors: List[RecordFormatError] = []
-        openings = read_openings(Path(openings), width=width, height=height,
-                                 on_error="skip", errors=errors)
-        if not openings:
-            raise ValueError(f"{openings_path_text(errors)}no opening of the file fits the "
-                             f"{width}x{height} board")
-    out: List[Opening] = []
-    for op in openings:
-        flat = []
-        for m in op:
-            if isinstance(m, (tuple, list)):
-                x, y = int(m[0]), int(m[1])
-                if not (0 <= x < width and 0 <= y < height):
-                    raise ValueError(f"opening move ({x},{y}) is off the {width}x{height} board")
-                flat.append(y * width + x)
-            else:
-                flat.append(int(m))
-        out.append(tuple(flat))
-    if not out:
-        raise ValueError("no openings")
-    return out
-
-
-def random_opening(board: Board, rng: np.random.Generator, stones: Tuple[int, int],
-                   radius: int) -> Opening:
-    """``stones[0]..stones[1]`` distinct random squares within ``radius`` of the centre."""
-    w, h = board.width, board.height
-    cx, cy = w // 2, h // 2
-    squares = [y * w + x for y in range(max(0, cy - radius), min(h, cy + radius + 1))
-               for x in range(max(0, cx - radius), min(w, cx + radius + 1))]
-    k = int(rng.integers(stones[0], stones[1] + 1))
-    k = min(k, len(squares))
-    return tuple(int(m) for m in rng.choice(squares, size=k, replace=False))
-
-
 # ============================================================================ one game
 @dataclass
 class GameResultInfo:
@@ -287,17 +234,9 @@ def play_game(evaluator: Evaluator, cfg: SelfPlayConfig, game_seed: Sequence[int
     tracker = ResignTracker(cfg.resign_threshold, cfg.resign_plies)
     ply = 0
     while True:
-        if board.winner is not None:
-            info.winner = board.winner
-            info.termination = Termination.FIVE
-            break
-        if board.is_full():
-            info.winner = None
-            info.termination = Termination.BOARD_FULL
-            break
-        if cfg.max_plies is not None and len(board.moves) >= cfg.max_plies:
-            info.winner = None
-            info.termination = Termination.ADJUDICATION
+        end = adjudicate(board, cfg.max_plies)
+        if end is not None:
+            info.winner, info.termination, _ = end
             break
         full = bool(rng.random() < cfg.p_full)
         visits = cfg.visits_full if full else cfg.visits_fast
@@ -347,37 +286,6 @@ def play_game(evaluator: Evaluator, cfg: SelfPlayConfig, game_seed: Sequence[int
 class SelfPlayError(RuntimeError):
     """A self-play batch failed with an error in its worker (a bug, an unreadable model): the run
     stops; batches already written stay and a rerun resumes after the fix."""
-
-
-def make_evaluator(model: Union[str, os.PathLike, Evaluator], batch_size: int = 8,
-                   backend: str = "auto") -> Evaluator:
-    """An evaluator for ``model``: an exported model (basename or file), ``"heuristic"``,
-    ``"uniform"``, or an :class:`Evaluator` (returned as it is). onnxruntime with one thread when
-    available; never torch."""
-    if isinstance(model, Evaluator):
-        return model
-    spec = os.fspath(model)
-    if spec == "heuristic":
-        return HeuristicEvaluator()
-    if spec == "uniform":
-        return UniformEvaluator()
-    from ..evaluator import NetworkEvaluator
-    from ..net import load_model
-    return NetworkEvaluator(load_model(spec, backend=backend, threads=1), batch_size=batch_size)
-
-
-def model_label(model: Union[str, os.PathLike, Evaluator]) -> str:
-    if isinstance(model, Evaluator):
-        return model.name
-    spec = os.fspath(model)
-    if spec in ("heuristic", "uniform"):
-        return spec
-    try:
-        from ..net import read_config
-        _, cfg = read_config(spec)
-        return str(cfg.get("name", Path(spec).name))
-    except Exception:  # a label only
-        return Path(spec).name
 
 
 def shard_path(out_dir: Path, prefix: str, batch: int) -> Path:
@@ -468,6 +376,20 @@ def play_batch(evaluator: Evaluator, cfg: SelfPlayConfig, seed: int, first: int,
     return {"positions": pos, "records": records, "stats": stats}
 
 
+def _evaluator_spec(model: Any) -> Any:
+    """The :class:`~gomoku_ai.players.InProcessSpec` of a self-play ``model`` that names an evaluator
+    without a network (``"heuristic"``, ``"uniform"``, ``"pure"``), or None for a network (a path, a
+    :class:`~gomoku_ai.workers.ModelRef`). ValueError for ``"random"``, which has no evaluator."""
+    if not isinstance(model, (str, os.PathLike)):
+        return None
+    spec = as_spec(model)
+    if spec.kind is PlayerKind.MODEL:
+        return None
+    if spec.kind is PlayerKind.RANDOM:
+        raise ValueError(f"self-play needs an evaluator; {spec.text!r} has none")
+    return spec
+
+
 class SelfPlayWorker:
     """The self-play worker of a pool (``WorkerSpec("gomoku_ai.training.selfplay:SelfPlayWorker")``,
     see :func:`selfplay_spec`): plays one batch of games per task and returns it (positions,
@@ -475,18 +397,18 @@ class SelfPlayWorker:
 
     The network comes with each task: a :class:`~gomoku_ai.workers.ModelRef` (usually as a
     :meth:`Pool.share <gomoku_ai.workers.Pool.share>` handle), a model path on a disk the worker
-    shares, ``"heuristic"``/``"uniform"``, or (in this process only) an :class:`Evaluator`. The
+    shares, a player spec of :mod:`gomoku_ai.players` that names an evaluator without a network
+    (``"heuristic"``, ``"uniform"``, ...), or (in this process only) an :class:`Evaluator`. The
     worker loads a network once per version (:class:`~gomoku_ai.workers.ModelCache`) and keeps it
     for the tasks that follow; a task naming a newer version (training promoted one) loads that.
 
-    Tasks with ``"kind": "gate_pair"`` are gate pairs (:class:`.gating.GateWorker`), so that the
-    training loop's one pool serves self-play and gating.
+    Gate pairs are not played here: the training loop's one pool runs
+    :class:`~gomoku_ai.training.poolworker.TrainingWorker`, which serves both.
     """
 
     def __init__(self, net_backend: str = "auto") -> None:
         self.net_backend = net_backend
         self.models = ModelCache(self._load)
-        self._gate: Any = None
 
     def _load(self, base: Path) -> Any:
         from ..net import load_model
@@ -497,20 +419,15 @@ class SelfPlayWorker:
         model = resolve(model)
         if isinstance(model, Evaluator):
             return model.name, model.name, model
-        if isinstance(model, (str, os.PathLike)) and os.fspath(model) in ("heuristic", "uniform"):
-            spec = os.fspath(model)
-            return spec, spec, make_evaluator(spec)
+        spec = _evaluator_spec(model)
+        if spec is not None:
+            return spec.text, spec.text, make_evaluator(spec)
         from ..evaluator import NetworkEvaluator
         version, net = self.models.get(model)
         return version, str(net.name), NetworkEvaluator(net, batch_size=batch_size)
 
     def run(self, payload: Dict[str, Any]) -> Dict[str, Any]:
         kind = payload.get("kind", "selfplay")
-        if kind == "gate_pair":
-            if self._gate is None:
-                from .gating import GateWorker
-                self._gate = GateWorker(self.net_backend)
-            return self._gate.run(payload)
         if kind != "selfplay":
             raise ValueError(f"a self-play worker cannot run a {kind!r} task")
         cfg: SelfPlayConfig = payload["config"]
@@ -522,12 +439,11 @@ class SelfPlayWorker:
 
     def close(self) -> None:
         self.models.close()
-        if self._gate is not None:
-            self._gate.close()
 
 
 def selfplay_spec(net_backend: str = "auto") -> WorkerSpec:
-    """The :class:`WorkerSpec` of self-play (and gate-pair) workers: one thread, one CPU each."""
+    """The :class:`WorkerSpec` of self-play workers: one thread, one CPU each (the training loop's pool, which
+    also plays gate pairs, is :func:`~gomoku_ai.training.poolworker.training_spec`)."""
     return WorkerSpec(f"{__name__}:SelfPlayWorker", {"net_backend": net_backend}, threads=1)
 
 
@@ -702,8 +618,9 @@ def run_selfplay(model_path: Union[str, os.PathLike, Evaluator], out_dir: Union[
                              address=address)
         try:
             where = pool.describe()
-            if os.fspath(model_path) in ("heuristic", "uniform"):
-                model: Any = os.fspath(model_path)
+            named = _evaluator_spec(model_path)
+            if named is not None:
+                model: Any = named.text
             else:
                 from ..net import model_basename
                 model = pool.share(ModelRef.from_path(model_basename(model_path)))

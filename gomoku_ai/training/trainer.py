@@ -26,6 +26,7 @@ import torch.nn.functional as F
 
 from ..net.weights import Arch, fold_batchnorm
 from .dataset import Positions, encode_positions, split_by_game  # noqa: F401 (re-exported)
+from ..net.symmetries import HALF_TURN
 from .model import PolicyValueNet, dihedral
 
 CHECKPOINT_VERSION = 1
@@ -319,7 +320,7 @@ class Trainer:
             if syms == 8:
                 k = int(rng.integers(8))
             elif syms == 2:
-                k = 2 * int(rng.integers(2))   # identity or a half turn: keeps a W x H shape
+                k = HALF_TURN * int(rng.integers(2))   # identity or a half turn: keeps W x H
             else:
                 k = 0
             lp, lv, top1 = self._losses(*self._batch(pos, idx, k))
