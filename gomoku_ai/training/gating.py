@@ -34,7 +34,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Protocol, Sequ
 
 import numpy as np
 
-from .. import rating
+from .. import movegen, rating
 from ..board import Board
 from ..evaluator import Evaluator
 from ..mcts import MCTS, MCTSConfig
@@ -84,17 +84,7 @@ class RandomPlayer:
         pass
 
     def choose(self, board: Board) -> int:
-        cells = board.cells
-        stones = cells != 0
-        near = np.zeros_like(stones)
-        h, w = cells.shape
-        for dy in (-1, 0, 1):
-            for dx in (-1, 0, 1):
-                near[max(0, dy):h + min(0, dy), max(0, dx):w + min(0, dx)] |= \
-                    stones[max(0, -dy):h + min(0, -dy), max(0, -dx):w + min(0, -dx)]
-        cand = np.flatnonzero((near & (cells == 0)).reshape(-1))
-        if len(cand) == 0:
-            cand = np.flatnonzero((cells == 0).reshape(-1))
+        cand = movegen.near_empty(board, 1) or board.empty_squares()
         return int(self.rng.choice(cand))
 
 
@@ -182,10 +172,8 @@ def play_match_game(black: Any, white: Any, board: Board, opening: Opening,
         m = int(p.choose(b))
         if not b.is_empty(m):
             return 3 - b.side_to_move, "illegal", list(b.moves)
-        if b.rule is Rule.RENJU and b.side_to_move == BLACK:
-            from ..renju import is_forbidden
-            if is_forbidden(b, m):
-                return WHITE, "forbidden", list(b.moves) + [m]
+        if movegen.is_forbidden(b, m):
+            return WHITE, "forbidden", list(b.moves) + [m]
         b.push(m)
 
 
