@@ -286,3 +286,13 @@ def test_fast_paths_never_call_the_detector(broken_detector: None) -> None:
         assert movegen.is_legal(b, m) and m in movegen.legal_moves(b)
         assert movegen.forbidden_points(b) == [] and movegen.forbidden_kind(b, m) is None
 
+
+def test_brain_fallback_and_legality_never_read_a_broken_detector_as_legal(
+        broken_detector: None, caplog: pytest.LogCaptureFixture) -> None:
+    from protocol import brain, fallback
+    b, m = position(DOUBLE_THREE)
+    with pytest.raises(DetectorBroke):
+        fallback.quick_move(b)
+    with caplog.at_level(logging.ERROR, logger="pygomoku.brain"):
+        assert brain._legal(b, m) is False
+    assert any("legality check" in r.getMessage() for r in caplog.records)
