@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from gomoku_ai import movegen
 from gomoku_ai.board import Board
 from gomoku_ai.rules import BLACK, WHITE, EMPTY, Rule
 from protocol.manager import EngineError, EngineTimeout, ForbiddenMove, IllegalMove
@@ -250,13 +251,10 @@ def play_game(spec: GameSpec, players: Sequence[Any], cfg: GameConfig, tcs: Sequ
             if board[m] != EMPTY:
                 rejected = (x, y)
                 raise IllegalMove(f"move {x},{y} is occupied", player.name, (x, y))
-            if board.rule is Rule.RENJU and color == BLACK:
-                from gomoku_ai.renju import classify
-                kind = classify(board, m)
-                if kind not in ("ok", "five"):
-                    rejected = (x, y)
-                    raise ForbiddenMove(f"move {x},{y} is a forbidden {kind.replace('_', '-')}", player.name,
-                                        (x, y))
+            kind = movegen.forbidden_kind(board, m)
+            if kind is not None:
+                rejected = (x, y)
+                raise ForbiddenMove(f"move {x},{y} is a forbidden {kind.label}", player.name, (x, y))
         except EngineError as e:
             lose(color, e)
             try:

@@ -40,8 +40,9 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from gomoku_ai import movegen
 from gomoku_ai.board import Board
-from gomoku_ai.rules import BLACK, Rule, rule_to_gomocup
+from gomoku_ai.rules import Rule, rule_to_gomocup
 from protocol.manager import DEFAULT_MAX_MEMORY, EngineClient, EngineCrashed, EngineState, EngineTimeout
 
 from .tournament_game import GameConfig, MoveResult, TimeControl
@@ -294,26 +295,13 @@ class RandomMover:
 
     def choose(self, board: Board) -> int:
         empty = board.empty_squares()
-        stones = [m for m in range(board.size) if board[m] in (1, 2)]
-        if stones:
-            near = set()
-            for m in stones:
-                x0, y0 = board.xy(m)
-                for dy in range(-2, 3):
-                    for dx in range(-2, 3):
-                        x, y = x0 + dx, y0 + dy
-                        if 0 <= x < board.width and 0 <= y < board.height:
-                            near.add(y * board.width + x)
-            cands = [m for m in empty if m in near] or empty
+        if board.moves:
+            cands = movegen.near_empty(board, 2) or empty
         else:
             centre = board.index(board.width // 2, board.height // 2)
             cands = [centre] if board.is_empty(centre) else empty
-        if board.rule is Rule.RENJU and board.side_to_move == BLACK:
-            from gomoku_ai.renju import is_forbidden
-            legal = [m for m in cands if not is_forbidden(board, m)]
-            if not legal:
-                legal = [m for m in empty if not is_forbidden(board, m)]
-            cands = legal or cands
+        if movegen.restricts(board):
+            cands = movegen.without_forbidden(board, cands) or movegen.legal_moves(board) or cands
         return cands[self.rng.randrange(len(cands))]
 
 
