@@ -29,8 +29,7 @@ from .board import Board
 from .rules import BLACK, EMPTY, WHITE, Rule
 
 __all__ = ["ForbiddenKind", "is_legal", "legal_moves", "legal_mask", "restricts", "is_forbidden",
-           "forbidden_kind", "forbidden_points", "forbidden_mask", "without_forbidden", "near_mask",
-           "near_empty"]
+           "forbidden_kind", "forbidden_points", "without_forbidden", "near_mask", "near_empty"]
 
 
 class ForbiddenKind(str, enum.Enum):
@@ -115,15 +114,6 @@ def forbidden_points(board: Board) -> List[int]:
     if not restricts(board):
         return []
     return renju.forbidden_points(board, BLACK)
-
-
-def forbidden_mask(board: Board) -> np.ndarray:
-    """Boolean array of shape ``(width * height,)``: True on :func:`forbidden_points`."""
-    mask = np.zeros(board.size, dtype=bool)
-    pts = forbidden_points(board)
-    if pts:
-        mask[pts] = True
-    return mask
 
 
 def without_forbidden(board: Board, moves: Iterable[int]) -> List[int]:
