@@ -27,7 +27,8 @@ _zobrist_cache: dict = {}
 
 
 class IllegalMoveError(ValueError):
-    """A move onto an occupied or off-board square (or a renju-forbidden point when checked)."""
+    """A move onto an occupied or off-board square (renju forbidden points are the business of
+    :mod:`gomoku_ai.movegen`, not of the board)."""
 
 
 class BoardSizeError(ValueError):
@@ -51,7 +52,8 @@ _TURN_KEY = 0x1F2E3D4C5B6A7988  # xored in when White is to move
 class Board:
     """A position: stones, side to move and move history.
 
-    ``push`` does not check legality (call :meth:`is_legal` first, as python-chess does); it records
+    ``push`` does not check legality (check with :func:`gomoku_ai.movegen.is_legal` first, which also
+    knows the renju forbidden points; :meth:`play` checks only that the square is free); it records
     whether the move completed a winning line under ``rule`` so that :attr:`winner` is O(1).
     """
 
@@ -152,8 +154,8 @@ class Board:
         return None
 
     def legal_mask(self) -> np.ndarray:
-        """Boolean (H*W,) array of empty squares (renju forbidden points are *not* removed here;
-        see :func:`gomoku_ai.renju.forbidden_mask`)."""
+        """Boolean (H*W,) array of empty squares. Not a legality test under renju (the forbidden
+        points are *not* removed); the rule-aware mask is :func:`gomoku_ai.movegen.legal_mask`."""
         return (self.cells == EMPTY).reshape(-1)
 
     def empty_squares(self) -> List[int]:

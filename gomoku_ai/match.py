@@ -36,6 +36,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from . import movegen
 from .board import Board
 from .rules import BLACK, EMPTY, WHITE, Rule, Termination
 
@@ -282,11 +283,9 @@ def check_move(board: Board, x: int, y: int, player: str) -> int:
     m = board.index(x, y)
     if board[m] != EMPTY:
         raise IllegalMove(f"move {x},{y} is occupied", player, (x, y))
-    if board.rule is Rule.RENJU and board.side_to_move == BLACK:
-        from .renju import classify
-        kind = classify(board, m)
-        if kind not in ("ok", "five"):
-            raise ForbiddenMove(f"move {x},{y} is a forbidden {kind.replace('_', '-')}", player, (x, y))
+    kind = movegen.forbidden_kind(board, m)
+    if kind is not None:
+        raise ForbiddenMove(f"move {x},{y} is a forbidden {kind.label}", player, (x, y))
     return m
 
 

@@ -36,7 +36,7 @@ from typing import Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from . import tactics
+from . import movegen, tactics
 from .board import Board
 from .evaluator import Evaluator
 from .rules import BLACK, EMPTY, Rule
@@ -118,7 +118,6 @@ class MCTS:
         self._board: Optional[Board] = None
         self._near_root: Optional[np.ndarray] = None
         self._root_len = 0
-        self._is_forbidden: Optional[Callable[[Board, int], bool]] = None
         self._restrict: Optional[set] = None
         self._pool: Optional[ThreadPoolExecutor] = None
         self._inflight: Optional[Tuple[List[Tuple[List[Tuple[Node, int]], Node, object]],
@@ -276,11 +275,7 @@ class MCTS:
         """Point the search at ``board``: keep the subtree of the moves played since, if any."""
         self._board = board
         self._root_len = len(board.moves)
-        self._near_root = _near_mask(board, self.cfg.radius)
-        self._is_forbidden = None
-        if board.rule is Rule.RENJU:
-            from .renju import is_forbidden
-            self._is_forbidden = is_forbidden
+        self._near_root = movegen.near_mask(board, self.cfg.radius)
 
         walls = tuple(sorted(int(m) for m in np.flatnonzero(board.cells.reshape(-1) == 3)))
         key_prefix = (board.width, board.height, board.rule, walls)
@@ -531,7 +526,6 @@ class MCTS:
 
     def _set_candidates(self, node: Node, board: Board) -> None:
         """Choose the children of ``node``; ``board`` must be at the node's position."""
-        me = board.side_to_move
         if node.opp_fives:
             cands = sorted(set(node.opp_fives))
         elif board.moves:
@@ -544,9 +538,7 @@ class MCTS:
                      for x in range(max(0, cx - 2), min(w, cx + 3)) if board.is_empty(y * w + x)]
             if not cands:
                 cands = board.empty_squares()
-        if self._is_forbidden is not None and me == BLACK:
-            fb = self._is_forbidden
-            cands = [m for m in cands if not fb(board, m)]
+        cands = movegen.without_forbidden(board, cands)
         if self._restrict is not None and node is self.root:
             kept = [m for m in cands if m in self._restrict]
             cands = kept or cands
@@ -617,17 +609,6 @@ def _three_replies(board: Board) -> Optional[List[int]]:
         return None
     points.update(f.move for f in tactics._four_moves(ctx, me, check_forbidden=False))
     return sorted(q for q in points if board.is_empty(q))
-
-
-def _near_mask(board: Board, radius: int) -> np.ndarray:
-    """(H, W) bool: squares within Chebyshev ``radius`` of a stone of either colour."""
-    h, w = board.height, board.width
-    stones = (board.cells == 1) | (board.cells == 2)
-    near = np.zeros((h + 2 * radius, w + 2 * radius), bool)
-    for dy in range(2 * radius + 1):
-        for dx in range(2 * radius + 1):
-            near[dy:dy + h, dx:dx + w] |= stones
-    return near[radius:radius + h, radius:radius + w].copy()
 
 
 def select_child(node: Node, c_puct: float) -> int:

@@ -12,11 +12,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, List, Optional
 
-import numpy as np
-
-from . import tactics, vct
+from . import movegen, tactics, vct
 from .board import Board
-from .rules import BLACK, EMPTY, Rule
 from .evaluator import Evaluator, HeuristicEvaluator
 from .mcts import MCTS, NODE_BYTES, MCTSConfig, SearchStats
 
@@ -233,7 +230,7 @@ class Player:
                                          deadline=dl2, vcf_nodes=vcf_nodes, total_nodes=total)
         if not defs or aborted:
             return None                 # no threat, no defence found, or not checked: search freely
-        return _legal_for(board, list(defs)) or None
+        return movegen.without_forbidden(board, defs) or None
 
     def _info(self, m: MCTS, st: SearchStats, board: Board, t0: float, final: bool) -> SearchInfo:
         move = m.best_move()
@@ -263,36 +260,17 @@ VCT_NODES_NO_CLOCK = (300, 100, 300, 600)
 BASELINE_BYTES = 180 * 1024 * 1024  # VmPeak of the brain with onnxruntime and a model, before search (bench_brain)
 
 
-def _legal_for(board: Board, moves: List[int]) -> List[int]:
-    """``moves`` without renju-forbidden points when Black is to move under renju."""
-    if board.rule is Rule.RENJU and board.side_to_move == BLACK:
-        from .renju import is_forbidden
-        return [m for m in moves if not is_forbidden(board, m)]
-    return moves
-
-
 def _candidates(board: Board) -> List[int]:
     """Legal squares within distance 2 of a stone (the centre on an empty board); all legal
     squares if none is near."""
-    cells = board.cells
     if not board.moves:
         centre = board.index(board.width // 2, board.height // 2)
         if board.is_empty(centre):
             return [centre]
-        cands = _legal_for(board, board.empty_squares())
-        if not cands:
-            raise NoMoveError("no legal move")
-        return cands
-    occ = cells != EMPTY
-    near = np.zeros_like(occ)
-    h, w = occ.shape
-    stones = (cells == BLACK) | (cells == 2)
-    for dy in range(-2, 3):
-        for dx in range(-2, 3):
-            src = stones[max(0, -dy):h - max(0, dy), max(0, -dx):w - max(0, dx)]
-            near[max(0, dy):h - max(0, -dy), max(0, dx):w - max(0, -dx)] |= src
-    cands = [int(m) for m in np.flatnonzero((near & ~occ).reshape(-1))]
-    cands = _legal_for(board, cands) or _legal_for(board, board.empty_squares())
+        cands = movegen.legal_moves(board)
+    else:
+        cands = movegen.without_forbidden(board, movegen.near_empty(board, 2)) \
+            or movegen.legal_moves(board)
     if not cands:
         raise NoMoveError("no legal move")
     return cands
@@ -309,7 +287,7 @@ def _immediate(board: Board) -> "Optional[tuple[int, str, float]]":
     threats = [m for m in board.empty_squares() if board.makes_five(m, 3 - me)]
     if not threats:
         return None
-    blocks = _legal_for(board, threats)
+    blocks = movegen.without_forbidden(board, threats)
     if len(set(threats)) == 1 and blocks:
         return blocks[0], "block5", 0.0
     if not blocks:
@@ -325,4 +303,4 @@ def _find_vcf(board: Board, deadline: float) -> Optional[List[int]]:
 def _vcf_defences(board: Board, deadline: float) -> Optional[List[int]]:
     """None when the opponent has no VCF; else the moves that stop it (empty: nothing does)."""
     d = tactics.find_vcf_defences(board, deadline=deadline)
-    return None if d is None else _legal_for(board, list(d))
+    return None if d is None else movegen.without_forbidden(board, d)

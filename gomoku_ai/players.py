@@ -45,7 +45,8 @@ from typing import Any, Dict, Optional, Union
 from .board import Board
 from .evaluator import Evaluator
 from .match import GameConfig, GamePlayer, MoveResult, PlayerCrashed, TimeControl
-from .rules import BLACK, Rule
+from . import movegen
+from .rules import BLACK, WHITE, Rule
 
 log = logging.getLogger("gomoku.players")
 
@@ -225,26 +226,13 @@ class RandomMover:
 
     def choose(self, board: Board) -> int:
         empty = board.empty_squares()
-        stones = [m for m in range(board.size) if board[m] in (1, 2)]
-        if stones:
-            near = set()
-            for m in stones:
-                x0, y0 = board.xy(m)
-                for dy in range(-2, 3):
-                    for dx in range(-2, 3):
-                        x, y = x0 + dx, y0 + dy
-                        if 0 <= x < board.width and 0 <= y < board.height:
-                            near.add(y * board.width + x)
-            cands = [m for m in empty if m in near] or empty
+        if any(board[m] in (BLACK, WHITE) for m in range(board.size)):
+            cands = movegen.near_empty(board, 2) or empty
         else:
             centre = board.index(board.width // 2, board.height // 2)
             cands = [centre] if board.is_empty(centre) else empty
-        if board.rule is Rule.RENJU and board.side_to_move == BLACK:
-            from gomoku_ai.renju import is_forbidden
-            legal = [m for m in cands if not is_forbidden(board, m)]
-            if not legal:
-                legal = [m for m in empty if not is_forbidden(board, m)]
-            cands = legal or cands
+        if movegen.restricts(board):
+            cands = movegen.without_forbidden(board, cands) or movegen.legal_moves(board) or cands
         return cands[self.rng.randrange(len(cands))]
 
 

@@ -27,8 +27,8 @@ Five-points respect ``board.rule``: FREESTYLE five or more; STANDARD exactly fiv
 makes six is not a five, so ``XXXX.X`` holds no five-point and ``XXX..X`` is not a four); RENJU
 exactly five for Black and five or more for White; CARO five or more unless both ends of the row
 are opponent stones (a defender can also stop a caro four at the far end of the row). Under RENJU
-a Black move is never proposed on a forbidden point (:func:`gomoku_ai.renju.is_forbidden`, imported
-lazily), and a Black defender who can only block on a forbidden point cannot block.
+a Black move is never proposed on a forbidden point (:func:`gomoku_ai.movegen.is_forbidden`), and a
+Black defender who can only block on a forbidden point cannot block.
 
 Known limitations
 -----------------
@@ -54,6 +54,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple
 
+from . import movegen
 from .board import Board
 from .rules import BLACK, EMPTY, WALL, WHITE, Rule
 
@@ -292,18 +293,6 @@ def _table(rule: Rule, n: int, c: int) -> Dict[bytes, Optional[_LineInfo]]:
     return t
 
 
-_is_forbidden_fn = None
-
-
-def _forbidden_fn():
-    """``gomoku_ai.renju.is_forbidden``, imported on first use."""
-    global _is_forbidden_fn
-    if _is_forbidden_fn is None:
-        from .renju import is_forbidden  # lazy: only renju games need it
-        _is_forbidden_fn = is_forbidden
-    return _is_forbidden_fn
-
-
 class _Ctx:
     """Per-call view of a board: buffer, geometry and pattern tables for both colours."""
 
@@ -362,7 +351,7 @@ class _Ctx:
         """Renju: is the empty ``m`` forbidden for Black? ``infos``: the four line infos of ``m``
         for Black when the caller has them. A move that is no five, no overline, has at most one
         five-point and a three on at most one line cannot be forbidden; only the others are
-        handed to :func:`gomoku_ai.renju.is_forbidden`."""
+        handed to :func:`gomoku_ai.movegen.is_forbidden`."""
         if infos is None:
             info = self.info
             infos = (info(m, 0, BLACK), info(m, 1, BLACK), info(m, 2, BLACK), info(m, 3, BLACK))
@@ -379,7 +368,7 @@ class _Ctx:
         else:
             if fives <= 1 and threes <= 1:
                 return False
-        return _forbidden_fn()(self.board, m)
+        return movegen.is_forbidden(self.board, m, BLACK)
 
     def flat(self, pi: int) -> int:
         p = self.geo.p

@@ -68,7 +68,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Deque, List, Optional, Sequence, Tuple, Union
 
 from gomoku_ai import __version__
-from gomoku_ai import timeman
+from gomoku_ai import movegen, timeman
 from gomoku_ai.board import MAX_SIZE, MIN_SIZE, Board
 from gomoku_ai.rules import BLACK, EMPTY, WALL, WHITE, Rule, rule_from_gomocup
 
@@ -652,15 +652,7 @@ class Brain:
         b = self._need_board("YXSHOWFORBID")
         if b is None:
             return
-        if b.rule is not Rule.RENJU or b.side_to_move != BLACK:
-            self._send(L.format_forbid([]))
-            return
-        try:
-            from gomoku_ai.renju import forbidden_points  # type: ignore[import-not-found]
-        except ImportError:
-            self._send(L.format_error("YXSHOWFORBID: renju forbidden-point detection is not available"))
-            return
-        pts = sorted({b.xy(fallback.to_index(b, p)) for p in forbidden_points(b)}, key=lambda p: (p[1], p[0]))
+        pts = sorted((b.xy(m) for m in movegen.forbidden_points(b)), key=lambda p: (p[1], p[0]))
         self._send(L.format_forbid(pts))
 
     def _h_showinfo(self, item: _Item, cmd: L.YxShowInfo) -> None:
@@ -993,7 +985,7 @@ class Brain:
         source = "player"
         if info is not None:
             m = _as_move(getattr(info, "move", None))
-            if m is None or not _legal(b, m) or _forbidden(b, m):
+            if m is None or not _legal(b, m):
                 log.error("player returned an illegal move %r; fallback move", getattr(info, "move", None))
                 m = None
         if m is None:
@@ -1033,7 +1025,7 @@ class Brain:
         if b.makes_five(m, me) or b.makes_five(m, 3 - me):
             return m  # a win or a forced block beats any unfinished search
         bm = _as_move(getattr(best, "move", None))
-        if bm is not None and _legal(b, bm) and bm not in fallback.forbidden_set(b):
+        if bm is not None and _legal(b, bm):
             return bm
         return m
 
@@ -1055,17 +1047,12 @@ def _as_move(m: Any) -> Optional[int]:
 
 
 def _legal(b: Board, m: int) -> bool:
-    return 0 <= m < b.size and b[m] == EMPTY
-
-
-def _forbidden(b: Board, m: int) -> bool:
-    """Is ``m`` a renju forbidden point for Black to move? (False when the detector is unavailable.)"""
-    if b.rule is not Rule.RENJU or b.side_to_move != BLACK:
-        return False
+    """May the side to move play ``m`` (:func:`gomoku_ai.movegen.is_legal`: on the board, empty, not a renju
+    forbidden point)? A failing detector is logged and the move counts as illegal, never as legal."""
     try:
-        from gomoku_ai.renju import is_forbidden  # type: ignore[import-not-found]
-        return bool(is_forbidden(b, m))
-    except Exception:  # noqa: BLE001 - a missing or broken detector must not stop the move
+        return movegen.is_legal(b, m)
+    except Exception:  # noqa: BLE001 - the brain must answer; an unchecked move is not sent
+        log.exception("legality check of move %r failed; treating the move as illegal", m)
         return False
 
 

@@ -9,29 +9,13 @@ sane, not strong.
 """
 from __future__ import annotations
 
-from typing import Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Iterable, List, Optional, Sequence, Tuple
 
+from gomoku_ai import movegen
 from gomoku_ai.board import Board
 from gomoku_ai.rules import BLACK, EMPTY, WHITE, Rule
 
 Point = Tuple[int, int]
-
-
-def forbidden_set(board: Board) -> Set[int]:
-    """Renju forbidden points for Black (flat indices) when Black is to move under renju, else empty.
-
-    ``gomoku_ai.renju`` is imported lazily and may be missing; then nothing is excluded.
-    """
-    if board.rule is not Rule.RENJU or board.side_to_move != BLACK:
-        return set()
-    try:
-        from gomoku_ai.renju import forbidden_points  # type: ignore[import-not-found]
-    except Exception:  # noqa: BLE001 - optional dependency
-        return set()
-    try:
-        return {to_index(board, p) for p in forbidden_points(board)}
-    except Exception:  # noqa: BLE001 - a broken detector must not break the safety net
-        return set()
 
 
 def to_index(board: Board, p: object) -> int:
@@ -41,34 +25,15 @@ def to_index(board: Board, p: object) -> int:
     return int(p)  # type: ignore[call-overload]
 
 
-def _near_stones(board: Board, dist: int = 2) -> List[int]:
-    """Empty squares within Chebyshev distance ``dist`` of a stone, in index order."""
-    w, h = board.width, board.height
-    stones = [m for m in board.moves]
-    if not stones:
-        return []
-    seen = bytearray(board.size)
-    out = []
-    for m in stones:
-        x0, y0 = m % w, m // w
-        for y in range(max(0, y0 - dist), min(h, y0 + dist + 1)):
-            row = y * w
-            for x in range(max(0, x0 - dist), min(w, x0 + dist + 1)):
-                i = row + x
-                if not seen[i]:
-                    seen[i] = 1
-                    if board[i] == EMPTY:
-                        out.append(i)
-    out.sort()
-    return out
-
-
 def quick_move(board: Board) -> Optional[int]:
-    """A legal move for the side to move, chosen in a few ms; None when no empty square is left."""
+    """A legal move for the side to move, chosen in a few ms; None when no empty square is left.
+
+    The renju forbidden points come from :func:`gomoku_ai.movegen.forbidden_points`; an error of
+    the detector propagates (the brain reports it) rather than let a forbidden move through."""
     me = board.side_to_move
     opp = 3 - me
-    forbidden = forbidden_set(board)
-    near = [m for m in _near_stones(board) if m not in forbidden]
+    forbidden = set(movegen.forbidden_points(board))
+    near = [m for m in movegen.near_empty(board, 2) if m not in forbidden]
     for m in near:
         if board.makes_five(m, me):
             return m

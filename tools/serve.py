@@ -81,12 +81,12 @@ from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
 import numpy as np
 
-from gomoku_ai import __version__
+from gomoku_ai import __version__, movegen
 from gomoku_ai.board import Board
 from gomoku_ai.evaluator import Evaluator
 from gomoku_ai.mcts import MCTSConfig
 from gomoku_ai.player import Limit, NoMoveError, Player
-from gomoku_ai.rules import BLACK, Rule
+from gomoku_ai.rules import Rule
 
 from tools.serve_request import (ANALYZE_KEYS, MOVE_KEYS, Limits, Position, RequestError,
                                  color_name, illegal, parse_limits, parse_position, parse_top)
@@ -194,20 +194,16 @@ class Engine:
         info = player.think(board, Limit(soft_ms=limits.time_ms, hard_ms=limits.time_ms,
                                          visits=limits.visits))
         move = info.move
-        forbidden = None
-        if board.rule is Rule.RENJU and board.side_to_move == BLACK:
-            from gomoku_ai.renju import is_forbidden
-            forbidden = is_forbidden
         cands = []
         root = player.mcts.root
         if info.source == "mcts" and root is not None and root.expanded:
             total = float(root.N.sum()) or 1.0
             for m, n, q, p in player.mcts.top_moves(max(top, 1) + 8):
-                if forbidden is not None and forbidden(board, m):
+                if movegen.is_forbidden(board, m):
                     continue
                 cands.append({**_sq(board, m), "probability": round(n / total, 4), "visits": n,
                               "q": round(q, 4), "prior": round(p, 4)})
-        if forbidden is not None and forbidden(board, move):   # never expected: Player filters
+        if movegen.is_forbidden(board, move):   # never expected: Player filters
             log.error("search proposed the forbidden point %s; replaced", board.move_name(move))
             if not cands:
                 raise RuntimeError("no legal candidate besides a forbidden point")
@@ -231,12 +227,8 @@ class Engine:
     def analyze(self, board: Board, top: int) -> Dict[str, Any]:
         ev, info = self._pick(board.rule, board.width, board.height)
         logits, values = ev.evaluate([ev.prepare(board)], (board.height, board.width))
-        legal = board.legal_mask().copy()
-        forbidden = []
-        if board.rule is Rule.RENJU and board.side_to_move == BLACK:
-            from gomoku_ai.renju import forbidden_points
-            forbidden = forbidden_points(board)
-            legal[forbidden] = False
+        forbidden = movegen.forbidden_points(board)
+        legal = movegen.legal_mask(board)
         if not legal.any():
             raise illegal("no_legal_move", "the side to move has no legal move")
         probs = _masked_softmax(np.asarray(logits[0]).reshape(-1), legal)

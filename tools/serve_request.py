@@ -18,6 +18,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from gomoku_ai import movegen
 from gomoku_ai.board import MAX_SIZE, MIN_SIZE, Board, IllegalMoveError
 from gomoku_ai.rules import BLACK, EMPTY, WHITE, Rule
 
@@ -291,17 +292,13 @@ def _board_from_moves(moves: Any, rule: Rule, side: Optional[int],
     if len(moves) > w * h:
         raise bad("bad_moves", f"{len(moves)} moves do not fit a {w}x{h} board")
     board = Board(w, h, rule)
-    forbidden = None
-    if rule is Rule.RENJU:
-        from gomoku_ai.renju import is_forbidden
-        forbidden = is_forbidden
     for i, item in enumerate(moves):
         m = _move_of(board, i, item)
         if not board.is_empty(m):
             raise illegal("illegal_move", f"moves[{i}] {board.move_name(m)} is already occupied")
         if board.winner is not None:
             raise illegal("game_over", f"moves[{i}] comes after the game was already won")
-        if forbidden is not None and board.side_to_move == BLACK and forbidden(board, m):
+        if movegen.is_forbidden(board, m):
             raise illegal("forbidden_move", f"moves[{i}] {board.move_name(m)} is a forbidden "
                                             "move for Black under renju (Black has lost)")
         board.push(m)

@@ -21,6 +21,7 @@ from typing import Any, Callable, List, Optional, TextIO, Tuple
 import numpy as np
 from rich.console import Console
 
+from gomoku_ai import movegen
 from gomoku_ai.board import Board, BoardSizeError
 from gomoku_ai.player import Limit, NoMoveError, Player, SearchInfo
 from gomoku_ai.records import RecordFormatError
@@ -533,10 +534,7 @@ class TerminalUI:
         except Exception:  # noqa: BLE001 - the overlay is optional
             return None
         lg = np.asarray(logits[0], np.float64).reshape(-1)
-        legal = np.asarray(b.legal_mask(), bool)
-        if b.rule is Rule.RENJU and s.side == BLACK:
-            from gomoku_ai.renju import forbidden_mask
-            legal &= ~forbidden_mask(b, BLACK)
+        legal = movegen.legal_mask(b)
         if not legal.any():
             return None
         lg = np.where(legal, lg, -np.inf)

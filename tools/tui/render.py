@@ -18,7 +18,8 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from gomoku_ai.rules import BLACK, EMPTY, WALL, WHITE, Rule, Termination
+from gomoku_ai import movegen
+from gomoku_ai.rules import BLACK, EMPTY, WALL, WHITE, Termination
 
 from ..textwrap_items import pack
 from .session import COLOR_NAME, Analysis, GameSession, column_name, square_name
@@ -125,9 +126,8 @@ def board_text(view: View) -> List[Text]:
     win: Set[int] = set(outcome.line) if outcome is not None else set()
     last = b.last_move
     forbidden: Set[int] = set()
-    if b.rule is Rule.RENJU and s.side == BLACK and not s.is_over():
-        from gomoku_ai.renju import forbidden_points
-        forbidden = set(forbidden_points(b, BLACK))
+    if not s.is_over():
+        forbidden = set(movegen.forbidden_points(b))
 
     heat = None
     pv: Dict[int, Tuple[int, int]] = {}

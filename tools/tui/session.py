@@ -16,6 +16,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
+from gomoku_ai import movegen
 from gomoku_ai.board import Board, parse_move
 from gomoku_ai.records import GameRecord, GameResult, read_record, save_record
 from gomoku_ai.rules import BLACK, EMPTY, WHITE, Outcome, Rule, Termination
@@ -168,12 +169,10 @@ class GameSession:
         if b[m] != EMPTY:
             who = COLOR_NAME.get(b[m], "a wall")
             raise MoveError(f"{square_name(b, m)} ({x},{y}) is occupied by {who}")
-        if b.rule is Rule.RENJU and self.side == BLACK:
-            from gomoku_ai.renju import classify
-            kind = classify(b, m)
-            if kind not in ("ok", "five"):
-                raise MoveError(f"{square_name(b, m)} is forbidden for Black under renju "
-                                f"({kind.replace('_', '-')}); the points marked × are forbidden")
+        kind = movegen.forbidden_kind(b, m)
+        if kind is not None:
+            raise MoveError(f"{square_name(b, m)} is forbidden for Black under renju "
+                            f"({kind.label}); the points marked × are forbidden")
         return m
 
     def play(self, m: int, time_ms: Optional[int] = None) -> None:
