@@ -8,21 +8,22 @@
   returning; tests use it to check the brain's watchdog (a fallback move at the hard deadline, and never a
   second move later).
 
-They have the :class:`gomoku_ai.player.Player` interface: ``think(board, limit, stop, on_info)``,
-``new_game()``, ``memory_limit_bytes``.
+They have the :class:`gomoku_ai.player.Thinker` interface: ``think(board, limit, stop, on_info)``,
+``new_game()``, ``memory_limit_bytes``, ``thread_num``. :func:`gomoku_ai.shipped.make_player` selects them;
+this module was ``protocol/testplayers.py`` (which still re-exports them).
 """
 from __future__ import annotations
 
 import os
 import threading
 import time
-from typing import Any, Optional
+from typing import Optional
 
-from gomoku_ai.board import Board
+from .board import Board
+from .player import InfoCallback, Limit, Player, SearchInfo, Thinker
 
 
-def _default_player() -> Any:
-    from gomoku_ai.player import Player
+def _default_player() -> Thinker:
     return Player()
 
 
@@ -31,7 +32,7 @@ class SleepyPlayer:
 
     name = "sleepy"
 
-    def __init__(self, inner: Any = None) -> None:
+    def __init__(self, inner: Optional[Thinker] = None) -> None:
         self.inner = inner if inner is not None else _default_player()
         self.memory_limit_bytes: Optional[int] = None
         self.thread_num = 1
@@ -39,9 +40,8 @@ class SleepyPlayer:
     def new_game(self) -> None:
         self.inner.new_game()
 
-    def think(self, board: Board, limit: Any, stop: Optional[threading.Event] = None,
-              on_info: Any = None) -> Any:
-        from gomoku_ai.player import Limit
+    def think(self, board: Board, limit: Limit, stop: Optional[threading.Event] = None,
+              on_info: Optional[InfoCallback] = None) -> SearchInfo:
         t0 = time.perf_counter()
         info = self.inner.think(board, Limit(soft_ms=0.0, hard_ms=0.0), None, None)
         target = limit.soft_ms if limit.soft_ms is not None else limit.hard_ms
@@ -67,7 +67,7 @@ class StuckPlayer:
 
     name = "stuck"
 
-    def __init__(self, seconds: Optional[float] = None, inner: Any = None) -> None:
+    def __init__(self, seconds: Optional[float] = None, inner: Optional[Thinker] = None) -> None:
         self.seconds = float(os.environ.get("PYGOMOKU_STUCK_S", "30")) if seconds is None else seconds
         self.inner = inner if inner is not None else _default_player()
         self.memory_limit_bytes: Optional[int] = None
@@ -76,9 +76,8 @@ class StuckPlayer:
     def new_game(self) -> None:
         self.inner.new_game()
 
-    def think(self, board: Board, limit: Any, stop: Optional[threading.Event] = None,
-              on_info: Any = None) -> Any:
-        from gomoku_ai.player import Limit
+    def think(self, board: Board, limit: Limit, stop: Optional[threading.Event] = None,
+              on_info: Optional[InfoCallback] = None) -> SearchInfo:
         info = self.inner.think(board, Limit(soft_ms=0.0, hard_ms=0.0), None, None)
         time.sleep(self.seconds)
         info.source = "stuck"
