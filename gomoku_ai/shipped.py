@@ -30,7 +30,7 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any, Callable, Dict, Hashable, List, Optional, Union
+from typing import Any, Callable, Dict, Hashable, List, Optional, TypeVar, Union
 
 from .evaluator import Evaluator, HeuristicEvaluator
 from .player import Player, Thinker
@@ -44,6 +44,7 @@ TEST_PLAYERS = ("sleepy", "stuck")   #: the diagnostic players :func:`make_playe
 
 #: ``factory(rule, width, height)`` or ``factory(rule)`` -> a player; may have ``key(rule, width, height)``
 ThinkerFactory = Callable[..., Thinker]
+_P = TypeVar("_P")
 
 
 class ModelNotFoundError(FileNotFoundError, ValueError):
@@ -268,7 +269,7 @@ class PlayerFactory:
         return load_player(self.model, rule, self.backend, self.threads, self.seed, width=width, height=height)
 
 
-def takes_size(factory: ThinkerFactory) -> bool:
+def takes_size(factory: Callable[..., object]) -> bool:
     """Whether ``factory`` can be called as ``factory(rule, width, height)`` (else ``factory(rule)``)."""
     import inspect
     try:
@@ -278,18 +279,19 @@ def takes_size(factory: ThinkerFactory) -> bool:
     return True
 
 
-def factory_key(factory: ThinkerFactory, rule: Rule, width: int, height: int, sized: bool) -> Hashable:
+def factory_key(factory: Callable[..., object], rule: Rule, width: int, height: int, sized: bool) -> Hashable:
     """What ``factory`` would make for (rule, width, height): its ``key(rule, width, height)`` when it has one
     (e.g. the network's path), else the rule, and the size too for a factory that takes it (``sized``, from
     :func:`takes_size`). Equal keys mean the same player: a caller makes a new one only when the key changes.
     Whatever ``key`` raises propagates."""
     key_of = getattr(factory, "key", None)
     if callable(key_of):
-        return key_of(rule, width, height)  # type: ignore[no-any-return]
+        key: Hashable = key_of(rule, width, height)
+        return key
     return (rule, width, height) if sized else rule
 
 
-def make_with(factory: ThinkerFactory, rule: Rule, width: int, height: int, sized: bool) -> Thinker:
+def make_with(factory: Callable[..., _P], rule: Rule, width: int, height: int, sized: bool) -> _P:
     """``factory(rule, width, height)``, or ``factory(rule)`` for a factory that does not take the size."""
     return factory(rule, width, height) if sized else factory(rule)
 

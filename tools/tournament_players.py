@@ -34,15 +34,16 @@ import os
 import random
 import re
 import shlex
-import threading
 import time
-import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from gomoku_ai.board import Board
+from gomoku_ai.player import Limit
 from gomoku_ai.rules import BLACK, Rule, rule_to_gomocup
+from gomoku_ai.timeman import UNLIMITED
 from protocol.manager import DEFAULT_MAX_MEMORY, EngineClient, EngineCrashed, EngineState, EngineTimeout
+from protocol.think import move_deadlines, movetime_deadlines, think_with_deadline, untimed_deadlines
 
 from .tournament_game import GameConfig, MoveResult, TimeControl
 
@@ -382,26 +383,20 @@ class InProcessPlayer(GamePlayer):
         except Exception as e:  # noqa: BLE001 - e.g. a model file that cannot be loaded
             raise EngineCrashed(f"cannot create the player: {e.__class__.__name__}: {e}", self.name) from None
 
-    def _limit(self, board: Board, time_left_ms: Optional[int], tc: TimeControl) -> Any:
-        from gomoku_ai import timeman
-        from gomoku_ai.player import Limit
+    def _limit(self, board: Board, time_left_ms: Optional[int], tc: TimeControl) -> Limit:
+        """The search limit of one move; the deadlines come from :mod:`protocol.think`."""
         visits = self._visits(tc)
         if self.spec.movetime_ms is not None:
-            soft = hard = self.spec.movetime_ms
-            if tc.turn_ms > 0:
-                soft = hard = min(soft, tc.turn_ms - timeman.margin_ms(tc.turn_ms))
-            if time_left_ms is not None:
-                cap = max(0.0, time_left_ms - timeman.margin_ms(max(0, time_left_ms))) * 0.25
-                soft = hard = min(soft, cap)
-            return Limit(soft_ms=max(0.0, soft), hard_ms=max(0.0, hard), visits=visits)
+            d = movetime_deadlines(self.spec.movetime_ms, tc.turn_ms, time_left_ms)
+            return Limit(soft_ms=d.soft_ms, hard_ms=d.hard_ms, visits=visits)
         if not tc.limited:
-            return Limit(visits=visits) if visits else Limit(soft_ms=timeman.DEFAULT_TURN_MS * 0.9,
-                                                             hard_ms=timeman.DEFAULT_TURN_MS * 0.9)
-        d = timeman.compute_deadlines(tc.turn_ms if tc.turn_ms > 0 else None,
-                                      tc.match_ms, time_left_ms if tc.match_ms > 0 else timeman.UNLIMITED,
-                                      move_number=len(board.moves),
-                                      empty_squares=board.size - len(board.moves),
-                                      increment_ms=tc.increment_ms, other_limit=visits is not None)
+            if visits:
+                return Limit(visits=visits)
+            d = untimed_deadlines()
+            return Limit(soft_ms=d.soft_ms, hard_ms=d.hard_ms)
+        d = move_deadlines(board, tc.turn_ms if tc.turn_ms > 0 else None, tc.match_ms,
+                           time_left_ms if tc.match_ms > 0 else UNLIMITED, increment_ms=tc.increment_ms,
+                           other_limit=visits is not None)
         return Limit(soft_ms=d.soft_ms, hard_ms=d.hard_ms, visits=visits)
 
     def move(self, board: Board, moves: Sequence[Move], time_left_ms: Optional[int], budget_ms: Optional[float],
@@ -417,32 +412,19 @@ class InProcessPlayer(GamePlayer):
             x, y = board.xy(m)
             return MoveResult(x, y, (time.monotonic() - t0) * 1000.0)
         limit = self._limit(board, time_left_ms, tc)
-        work = board.copy()
-        box: Dict[str, Any] = {}
-        stop = threading.Event()
-
-        def target() -> None:
-            try:
-                box["info"] = player.think(work, limit, stop)
-            except BaseException as e:  # noqa: BLE001 - reported to the referee as a crash
-                box["error"] = e
-                box["tb"] = traceback.format_exc(limit=6)
-
-        th = threading.Thread(target=target, name=f"think-{self.name}", daemon=True)
-        th.start()
-        th.join(wait_ms / 1000.0)
+        # the whole wait is the deadline, with no grace: past it the stop event is set and the move is lost
+        job = think_with_deadline(player, board, limit, deadline_ms=wait_ms, name=f"think-{self.name}")
         elapsed = (time.monotonic() - t0) * 1000.0
-        if th.is_alive():
-            stop.set()
+        if not job.done:
             self.stuck += 1
             self._player = None
             self._ev = None  # the stuck thread may still use it
             raise EngineTimeout(f"no move within {wait_ms:.0f} ms (search did not return)", self.name)
-        if "error" in box:
-            e = box["error"]
-            raise EngineCrashed(f"search raised {e.__class__.__name__}: {e} | {box.get('tb', '')[-400:]}",
-                                self.name)
-        info = box["info"]
+        if job.error is not None:
+            e = job.error
+            raise EngineCrashed(f"search raised {e.__class__.__name__}: {e} | {job.traceback[-400:]}", self.name)
+        info = job.info
+        assert info is not None  # Player.think returns a SearchInfo or raises
         x, y = board.xy(int(info.move))
         msg = (f"{info.source} v={info.value:+.3f} n={info.visits} d={info.depth} "
                f"t={info.elapsed_ms:.0f}ms")
