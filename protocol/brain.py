@@ -163,13 +163,16 @@ class Brain:
     # ------------------------------------------------------------------ reader thread (ReaderEvents)
     @property
     def ended(self) -> bool:
+        """END has been read."""
         return self._control.ended
 
     def on_stop(self, seq: int, t: float) -> None:
+        """YXSTOP / STOP (line ``seq``, read at ``t``): stop the search now, or the next when it is later."""
         self._control.stop(seq, t)
         self._inbox.put(WAKE)
 
     def on_end(self) -> None:
+        """END: close the output first, stop the search, and exit (``hard_exit``) or end :meth:`run`."""
         self._control.ended = True
         self.writer.close()
         self._control.stop_now()
@@ -184,5 +187,6 @@ class Brain:
         self._inbox.put(END)
 
     def on_eof(self) -> None:
+        """The input ended: what is owed is answered at once, then :meth:`run` returns."""
         self._control.input_ended()
         self._inbox.put(EOF)
