@@ -17,7 +17,7 @@ Options (managers pass none):
 ``--version``      print the version and exit (not for managers).
 
 Environment: ``PYGOMOKU_PLAYER=sleepy|stuck`` selects a diagnostic player for tests (see
-:mod:`protocol.testplayers`). ``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS`` and ``MKL_NUM_THREADS`` default to
+:mod:`gomoku_ai.testplayers`). ``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS`` and ``MKL_NUM_THREADS`` default to
 1 (set here, before numpy is imported) so that BLAS does not start a thread per core.
 
 Start-up is kept short (GomocupJudge charges it to the first move): only the standard library and the

@@ -1,7 +1,9 @@
 """The one object that turns (position, limits) into a move.
 
 The brain (``protocol.brain``), the terminal UI, the tournament runner and the HTTP service all call
-:meth:`Player.think`, so there is exactly one way the engine chooses a move.
+:meth:`Player.think`, so there is exactly one way the engine chooses a move. :class:`Thinker` is that
+interface as a protocol (what front ends may rely on); :class:`SearchInfo` is what a search reports, its root
+candidates included, so that front ends never read the search tree itself.
 """
 from __future__ import annotations
 
@@ -10,7 +12,9 @@ import os
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, List, Optional
+from typing import Callable, List, NamedTuple, Optional, Protocol
+
+import numpy as np
 
 from . import movegen, tactics, vct
 from .board import Board
@@ -34,6 +38,19 @@ class Limit:
     depth: Optional[int] = None
 
 
+class Candidate(NamedTuple):
+    """One move at the root of a search, from the point of view of the side to move at the root.
+
+    ``visits``: simulations that went through the move; ``q``: its mean value in [-1, 1] (1 = the side
+    to move wins); ``prior``: the evaluator's probability for it, in [0, 1].
+    """
+
+    move: int
+    visits: int
+    q: float
+    prior: float
+
+
 @dataclass
 class SearchInfo:
     """What a search found, from the point of view of the side to move at the root.
@@ -41,6 +58,10 @@ class SearchInfo:
     ``value`` is in [-1, 1] (1 = the side to move wins); ``winrate`` = (value + 1) / 2.
     ``pv`` is the principal variation starting with ``move`` (flat indices). ``elapsed_ms`` is the wall
     time of the call. ``proven`` is +1 / -1 when the result is proved (win / loss), else 0.
+    ``candidates``: every expanded root move of an MCTS answer, most visited first (equal visits: in the
+    root's move order); empty for an answer that needed no tree (a tactic, the static choice).
+    ``root_visits``: the candidates' visits added up (the root's children; ``visits`` is the root's own
+    count, which also counts its first evaluation).
     """
 
     move: int
@@ -52,13 +73,47 @@ class SearchInfo:
     elapsed_ms: float = 0.0
     proven: int = 0
     source: str = ""  # which part decided: "win1", "block4", "vcf", "mcts", ...
+    candidates: List[Candidate] = field(default_factory=list)
+    root_visits: int = 0
 
     @property
     def winrate(self) -> float:
         return (self.value + 1.0) / 2.0
 
+    def visit_map(self, size: int) -> np.ndarray:
+        """The candidates' visits as a dense ``(size,)`` float32 array over the board's squares (flat
+        indices); a proven win without visits (won before any simulation) puts 1 on the move."""
+        out = np.zeros(size, np.float32)
+        for c in self.candidates:
+            out[c.move] = c.visits
+        if self.proven == 1 and out.sum() == 0:
+            out[self.move] = 1.0
+        return out
+
 
 InfoCallback = Callable[[SearchInfo], None]
+
+
+class Thinker(Protocol):
+    """What the front ends drive (the brain, :mod:`protocol.think`, the terminal UI, the tournament):
+    :class:`Player`, the diagnostic players of :mod:`gomoku_ai.testplayers`, and test doubles.
+
+    - :meth:`think` chooses a move for the side to move of ``board`` within ``limit`` (the board is left as
+      it was given); it returns early, with its best move so far, once ``stop`` is set (from another
+      thread), and may report progress through ``on_info`` (called on the thinking thread). It raises
+      :class:`NoMoveError` when there is no move.
+    - :meth:`new_game` forgets what was kept between moves (the search tree).
+    - ``memory_limit_bytes`` (bytes; None: the player's default) and ``thread_num`` (Gomocup
+      ``INFO thread_num``) are set by the brain before each search.
+    """
+
+    memory_limit_bytes: Optional[int]
+    thread_num: int
+
+    def think(self, board: Board, limit: Limit, stop: Optional[threading.Event] = None,
+              on_info: Optional[InfoCallback] = None) -> SearchInfo: ...
+
+    def new_game(self) -> None: ...
 
 
 class NoMoveError(RuntimeError):
@@ -140,7 +195,6 @@ class Player:
                 on_info(info)
             return info
 
-        me = board.side_to_move
         quick = _immediate(board)
         if quick is not None:
             move, source, value = quick
@@ -239,10 +293,13 @@ class Player:
             pv = [move]
         el = time.perf_counter() - t0
         root = m.root
+        cands = [Candidate(*c) for c in m.top_moves(len(root.moves))] \
+            if root is not None and root.expanded else []
         return SearchInfo(move=move, value=m.root_value(), visits=int(root.n if root else 0),
                           nodes_per_s=st.simulations / max(st.elapsed_s, 1e-9),
                           depth=st.max_depth, pv=pv, elapsed_ms=el * 1000.0,
-                          proven=int(root.proven) if root else 0, source="mcts")
+                          proven=int(root.proven) if root else 0, source="mcts",
+                          candidates=cands, root_visits=sum(c.visits for c in cands))
 
     def _static_choice(self, board: Board) -> int:
         """Answer-at-once move: the evaluator's best prior among the legal candidates."""

@@ -277,23 +277,17 @@ class EnginePlayer(GamePlayer):
         from . import timeman
         from .player import Limit
         visits = self.visits(tc)
-        movetime = self.player_spec.movetime_ms
-        if movetime is not None:
-            soft = hard = movetime
-            if tc.turn_ms > 0:
-                soft = hard = min(soft, tc.turn_ms - timeman.margin_ms(tc.turn_ms))
-            if time_left_ms is not None:
-                cap = max(0.0, time_left_ms - timeman.margin_ms(max(0, time_left_ms))) * 0.25
-                soft = hard = min(soft, cap)
-            return Limit(soft_ms=max(0.0, soft), hard_ms=max(0.0, hard), visits=visits)
+        if self.player_spec.movetime_ms is not None:
+            d = timeman.movetime_deadlines(self.player_spec.movetime_ms, tc.turn_ms, time_left_ms)
+            return Limit(soft_ms=d.soft_ms, hard_ms=d.hard_ms, visits=visits)
         if not tc.limited:
-            return Limit(visits=visits) if visits else Limit(soft_ms=timeman.DEFAULT_TURN_MS * 0.9,
-                                                             hard_ms=timeman.DEFAULT_TURN_MS * 0.9)
-        d = timeman.compute_deadlines(tc.turn_ms if tc.turn_ms > 0 else None,
-                                      tc.match_ms, time_left_ms if tc.match_ms > 0 else timeman.UNLIMITED,
-                                      move_number=len(board.moves),
-                                      empty_squares=board.size - len(board.moves),
-                                      increment_ms=tc.increment_ms, other_limit=visits is not None)
+            if visits:
+                return Limit(visits=visits)
+            d = timeman.untimed_deadlines()
+            return Limit(soft_ms=d.soft_ms, hard_ms=d.hard_ms)
+        d = timeman.move_deadlines(board, tc.turn_ms if tc.turn_ms > 0 else None, tc.match_ms,
+                                   time_left_ms if tc.match_ms > 0 else timeman.UNLIMITED,
+                                   increment_ms=tc.increment_ms, other_limit=visits is not None)
         return Limit(soft_ms=d.soft_ms, hard_ms=d.hard_ms, visits=visits)
 
     def new_game(self, cfg: GameConfig, tc: TimeControl, seed: int) -> None:

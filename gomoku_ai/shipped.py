@@ -15,6 +15,12 @@ raises :class:`ModelNotFoundError`, which says where it looked.
 
 The folder is found next to the code (a source checkout or an editable install), next to a PyInstaller
 executable, or where ``PYGOMOKU_MODELS`` points; never on the network.
+
+Players: :class:`PlayerFactory` makes the engine's player for (rule, width, height) and says, with its
+``key``, when a new one is needed; :class:`DefaultPlayers` is the brain's factory (the same, plus the
+diagnostic players of :mod:`gomoku_ai.testplayers` selected by ``PYGOMOKU_PLAYER``, :func:`make_player`).
+:func:`takes_size`, :func:`factory_key` and :func:`make_with` are how front ends (the brain, the terminal UI)
+call any player factory, ``factory(rule, width, height)`` or the older ``factory(rule)``.
 """
 from __future__ import annotations
 
@@ -24,16 +30,21 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any, Dict, Hashable, List, Optional, Union
+from typing import Any, Callable, Dict, Hashable, List, Optional, TypeVar, Union
 
 from .evaluator import Evaluator, HeuristicEvaluator
-from .player import Player
+from .player import Player, Thinker
 from .rules import Rule
 
 log = logging.getLogger("pygomoku.shipped")
 
 MODEL_SUFFIXES = (".json", ".npz", ".onnx")
 HEURISTIC = "heuristic"
+TEST_PLAYERS = ("sleepy", "stuck")   #: the diagnostic players :func:`make_player` knows by name
+
+#: ``factory(rule, width, height)`` or ``factory(rule)`` -> a player; may have ``key(rule, width, height)``
+ThinkerFactory = Callable[..., Thinker]
+_P = TypeVar("_P")
 
 
 class ModelNotFoundError(FileNotFoundError, ValueError):
@@ -258,7 +269,7 @@ class PlayerFactory:
         return load_player(self.model, rule, self.backend, self.threads, self.seed, width=width, height=height)
 
 
-def takes_size(factory: Any) -> bool:
+def takes_size(factory: Callable[..., object]) -> bool:
     """Whether ``factory`` can be called as ``factory(rule, width, height)`` (else ``factory(rule)``)."""
     import inspect
     try:
@@ -266,3 +277,75 @@ def takes_size(factory: Any) -> bool:
     except (TypeError, ValueError):   # ValueError: no signature (a builtin): the one-argument form
         return False
     return True
+
+
+def factory_key(factory: Callable[..., object], rule: Rule, width: int, height: int, sized: bool) -> Hashable:
+    """What ``factory`` would make for (rule, width, height): its ``key(rule, width, height)`` when it has one
+    (e.g. the network's path), else the rule, and the size too for a factory that takes it (``sized``, from
+    :func:`takes_size`). Equal keys mean the same player: a caller makes a new one only when the key changes.
+    Whatever ``key`` raises propagates."""
+    key_of = getattr(factory, "key", None)
+    if callable(key_of):
+        key: Hashable = key_of(rule, width, height)
+        return key
+    return (rule, width, height) if sized else rule
+
+
+def make_with(factory: Callable[..., _P], rule: Rule, width: int, height: int, sized: bool) -> _P:
+    """``factory(rule, width, height)``, or ``factory(rule)`` for a factory that does not take the size."""
+    return factory(rule, width, height) if sized else factory(rule)
+
+
+def player_kind(name: Optional[str] = None) -> str:
+    """``name`` (else ``$PYGOMOKU_PLAYER``, else "") stripped and lower-cased: which player
+    :func:`make_player` makes (one of :data:`TEST_PLAYERS`; anything else is the engine's player)."""
+    return (name if name is not None else os.environ.get("PYGOMOKU_PLAYER", "")).strip().lower()
+
+
+def make_player(name: Optional[str] = None, rule: Rule = Rule.FREESTYLE, width: int = 15,
+                height: Optional[int] = None, model: Optional[str] = None) -> Thinker:
+    """The player to use: ``name`` or ``$PYGOMOKU_PLAYER``: ``sleepy`` / ``stuck`` are the diagnostic players
+    of :mod:`gomoku_ai.testplayers`; anything else (or nothing) is the engine's player for ``rule`` on a
+    ``width`` x ``height`` board (:func:`load_player`: ``model`` when given, else the shipped network for
+    that rule and size when there is one). An unknown name is logged and gets the engine's player."""
+    kind = player_kind(name)
+    if kind == "sleepy":
+        from .testplayers import SleepyPlayer
+        return SleepyPlayer()
+    if kind == "stuck":
+        from .testplayers import StuckPlayer
+        return StuckPlayer()
+    if kind not in ("", "default"):
+        log.warning("unknown PYGOMOKU_PLAYER %r; using the default player", kind)
+    return load_player(model, rule=rule, width=width, height=height)
+
+
+class DefaultPlayers:
+    """The brain's default player factory: :func:`make_player` for (rule, width, height), with ``name`` (a
+    diagnostic player; default ``$PYGOMOKU_PLAYER``) and ``model`` (``engine.py --model``: a path, a shipped
+    model's name or "heuristic") overriding the shipped choice. :meth:`key` is the network that would be
+    used, so a new game on another size that uses the same network (15x15 and 20x20) keeps the player, and
+    ``START 8`` after ``START 15`` gets the 8x8 network."""
+
+    def __init__(self, name: Optional[str] = None, model: Optional[str] = None) -> None:
+        self.name = name
+        self.model = model
+
+    def key(self, rule: Rule, width: int, height: int) -> Hashable:
+        kind = player_kind(self.name)
+        if kind in TEST_PLAYERS:
+            return (kind, rule)
+        return PlayerFactory(self.model).key(rule, width, height)
+
+    def __call__(self, rule: Rule = Rule.FREESTYLE, width: int = 15, height: Optional[int] = None) -> Thinker:
+        return make_player(self.name, rule, width, height, model=self.model)
+
+
+def player_source(player: object) -> str:
+    """What a player evaluates with: the network's file basename, or the evaluator's name (else the player's
+    class name)."""
+    ev = getattr(player, "evaluator", None)
+    base = getattr(getattr(ev, "network", None), "basename", None)
+    if base is not None:
+        return str(base)
+    return str(getattr(ev, "name", None) or type(player).__name__)

@@ -67,6 +67,9 @@ import time
 from dataclasses import dataclass
 from typing import Optional
 
+from .board import Board
+from .rules import WALL
+
 UNLIMITED = 2147483647  #: ``INFO time_left`` value meaning "no game clock"
 
 MARGIN_BASE_MS = 60.0      #: fixed part of the safety margin
@@ -260,3 +263,44 @@ def monotonic_ms() -> float:
     """The clock all deadlines use, in ms: ``time.perf_counter`` (monotonic and system-wide; on Windows it is
     QueryPerformanceCounter, whereas ``time.monotonic`` ticks in 15.6 ms steps before Python 3.13)."""
     return time.perf_counter() * 1000.0
+
+
+#: a move with no time control and no visit limit (ms): 90 % of the default turn time
+UNTIMED_MOVE_MS = DEFAULT_TURN_MS * 0.9
+
+
+# ---------------------------------------------------------------- deadlines of a move on a board
+def count_walls(b: Board) -> int:
+    """Blocked squares (``BOARD`` field 3) on ``b``."""
+    return int((b.cells == WALL).sum())
+
+
+def move_deadlines(board: Board, timeout_turn: Optional[int], timeout_match: Optional[int],
+                   time_left: Optional[int], used_ms: float = 0.0, increment_ms: int = 0,
+                   other_limit: bool = False) -> Deadlines:
+    """:func:`compute_deadlines` for the side to move of ``board``: the Gomocup time
+    controls (ms; ``timeout_turn`` None: not sent, 0: answer at once; ``time_left`` None: not sent), the time
+    already spent on the request (``used_ms``), the per-move increment (ms) and whether a visit or depth limit
+    also ends the search; the move number is the stones on the board, the empty squares leave out walls.
+    Returns soft and hard deadlines in ms from now."""
+    return compute_deadlines(timeout_turn, timeout_match, time_left, move_number=len(board.moves),
+                             empty_squares=board.size - len(board.moves) - count_walls(board),
+                             used_ms=used_ms, increment_ms=increment_ms, other_limit=other_limit)
+
+
+def movetime_deadlines(movetime_ms: float, turn_ms: int, time_left_ms: Optional[int]) -> Deadlines:
+    """A fixed time per move (ms), kept within the per-move limit less its margin (``turn_ms`` > 0) and within
+    :data:`HARD_SHARE_OF_LEFT` of the game clock less its margin (``time_left_ms`` given);
+    soft == hard."""
+    t = movetime_ms
+    if turn_ms > 0:
+        t = min(t, turn_ms - margin_ms(turn_ms))
+    if time_left_ms is not None:
+        cap = max(0.0, time_left_ms - margin_ms(max(0, time_left_ms))) * HARD_SHARE_OF_LEFT
+        t = min(t, cap)
+    return Deadlines(max(0.0, t), max(0.0, t))
+
+
+def untimed_deadlines() -> Deadlines:
+    """A move with no time control and no visit limit: :data:`UNTIMED_MOVE_MS` (soft == hard)."""
+    return Deadlines(UNTIMED_MOVE_MS, UNTIMED_MOVE_MS)

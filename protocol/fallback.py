@@ -9,20 +9,13 @@ sane, not strong.
 """
 from __future__ import annotations
 
-from typing import Iterable, List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 from gomoku_ai import movegen
 from gomoku_ai.board import Board
 from gomoku_ai.rules import BLACK, EMPTY, WHITE, Rule
 
 Point = Tuple[int, int]
-
-
-def to_index(board: Board, p: object) -> int:
-    """A flat index from an int or an ``(x, y)`` pair."""
-    if isinstance(p, tuple):
-        return board.index(int(p[0]), int(p[1]))
-    return int(p)  # type: ignore[call-overload]
 
 
 def quick_move(board: Board) -> Optional[int]:
@@ -121,8 +114,3 @@ def swap2_decision(board: Board) -> Optional[int]:
     if sb >= 48.0 and sb > 2.0 * sw:
         return None
     return quick_move(board)
-
-
-def points_of(board: Board, moves: Iterable[int]) -> List[Point]:
-    """(x, y) of flat indices."""
-    return [board.xy(m) for m in moves]

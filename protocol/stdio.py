@@ -20,8 +20,10 @@ import threading
 from typing import Any, Optional
 
 from gomoku_ai import __version__
+from gomoku_ai.shipped import DefaultPlayers
 
-from .brain import BRAIN_NAME, Brain, DefaultPlayers
+from .brain import Brain
+from .dispatch import BRAIN_NAME
 
 log = logging.getLogger("pygomoku.brain")
 

@@ -260,7 +260,7 @@ def test_pipelined_search_keeps_the_tree_consistent(evaluator: Evaluator) -> Non
         assert mcts._inflight is None
         assert mcts.root.n >= 600 and st.evaluations > 0 and st.batches > 1
         assert _check_tree(mcts.root) == mcts.n_nodes
-        st2 = mcts.search(b, visits=900)          # reuse: the same tree goes on
+        mcts.search(b, visits=900)                # reuse: the same tree goes on
         assert mcts.root.n >= 900 and _check_tree(mcts.root) == mcts.n_nodes
     finally:
         mcts.close()

@@ -14,7 +14,7 @@ import pytest
 from gomoku_ai import movegen, renju
 from gomoku_ai.board import Board
 from gomoku_ai.movegen import ForbiddenKind
-from gomoku_ai.rules import BLACK, EMPTY, WALL, WHITE, Rule
+from gomoku_ai.rules import BLACK, EMPTY, WHITE, Rule
 
 SIZE = 15
 
@@ -289,10 +289,10 @@ def test_fast_paths_never_call_the_detector(broken_detector: None) -> None:
 
 def test_brain_fallback_and_legality_never_read_a_broken_detector_as_legal(
         broken_detector: None, caplog: pytest.LogCaptureFixture) -> None:
-    from protocol import brain, fallback
+    from protocol import fallback, think
     b, m = position(DOUBLE_THREE)
     with pytest.raises(DetectorBroke):
         fallback.quick_move(b)
-    with caplog.at_level(logging.ERROR, logger="pygomoku.brain"):
-        assert brain._legal(b, m) is False
+    with caplog.at_level(logging.ERROR, logger=think.log.name):
+        assert think.legal(b, m) is False
     assert any("legality check" in r.getMessage() for r in caplog.records)

@@ -11,7 +11,6 @@ import filecmp
 import json
 import os
 import re
-import signal
 from pathlib import Path
 
 import numpy as np

@@ -195,10 +195,9 @@ class Engine:
                                          visits=limits.visits))
         move = info.move
         cands = []
-        root = player.mcts.root
-        if info.source == "mcts" and root is not None and root.expanded:
-            total = float(root.N.sum()) or 1.0
-            for m, n, q, p in player.mcts.top_moves(max(top, 1) + 8):
+        if info.source == "mcts" and info.candidates:
+            total = float(info.root_visits) or 1.0
+            for m, n, q, p in info.candidates[:max(top, 1) + 8]:
                 if movegen.is_forbidden(board, m):
                     continue
                 cands.append({**_sq(board, m), "probability": round(n / total, 4), "visits": n,

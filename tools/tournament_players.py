@@ -26,9 +26,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import threading
 import time
-import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -38,6 +36,7 @@ from gomoku_ai.players import (EnginePlayer, InProcessSpec, PlayerKind, RandomMo
                                parse_duration_ms, parse_player_spec)
 from gomoku_ai.rules import rule_to_gomocup
 from protocol.manager import DEFAULT_MAX_MEMORY, EngineClient, EngineCrashed, EngineState, EngineTimeout
+from protocol.think import think_with_deadline
 
 Move = Tuple[int, int]
 
@@ -248,32 +247,19 @@ class InProcessPlayer(EnginePlayer):
             x, y = board.xy(m)
             return MoveResult(x, y, (time.monotonic() - t0) * 1000.0)
         limit = self._limit(board, time_left_ms, tc)
-        work = board.copy()
-        box: Dict[str, Any] = {}
-        stop = threading.Event()
-
-        def target() -> None:
-            try:
-                box["info"] = player.think(work, limit, stop)
-            except BaseException as e:  # noqa: BLE001 - reported to the referee as a crash
-                box["error"] = e
-                box["tb"] = traceback.format_exc(limit=6)
-
-        th = threading.Thread(target=target, name=f"think-{self.name}", daemon=True)
-        th.start()
-        th.join(wait_ms / 1000.0)
+        # the whole wait is the deadline, with no grace: past it the stop event is set and the move is lost
+        job = think_with_deadline(player, board, limit, deadline_ms=wait_ms, name=f"think-{self.name}")
         elapsed = (time.monotonic() - t0) * 1000.0
-        if th.is_alive():
-            stop.set()
+        if not job.done:
             self.stuck += 1
             self._player = None
             self._ev = None  # the stuck thread may still use it
             raise EngineTimeout(f"no move within {wait_ms:.0f} ms (search did not return)", self.name)
-        if "error" in box:
-            e = box["error"]
-            raise EngineCrashed(f"search raised {e.__class__.__name__}: {e} | {box.get('tb', '')[-400:]}",
-                                self.name)
-        info = box["info"]
+        if job.error is not None:
+            e = job.error
+            raise EngineCrashed(f"search raised {e.__class__.__name__}: {e} | {job.traceback[-400:]}", self.name)
+        info = job.info
+        assert info is not None  # Player.think returns a SearchInfo or raises
         x, y = board.xy(int(info.move))
         msg = (f"{info.source} v={info.value:+.3f} n={info.visits} d={info.depth} "
                f"t={info.elapsed_ms:.0f}ms")

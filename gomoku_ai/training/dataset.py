@@ -28,7 +28,6 @@ import numpy as np
 
 from ..board import Board
 from ..fileio import atomic_open
-from ..rules import BLACK
 
 SHARD_KEYS = ("cells", "stm", "last", "move", "z", "zw", "game")
 

@@ -30,7 +30,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
-from ..workers import Task, WorkerSpec, cluster_gpus, ray_location, resolve
+from ..workers import Task, WorkerSpec, cluster_gpus, ray_location, resolve  # noqa: F401 (cluster_gpus: the loop reads it here, tests replace it)
 
 TRAINER_CHOICES = ("auto", "driver", "worker")
 

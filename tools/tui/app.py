@@ -16,7 +16,7 @@ import signal
 import sys
 import threading
 import time
-from typing import Any, Callable, List, Optional, TextIO, Tuple
+from typing import Any, Callable, Hashable, List, Optional, TextIO, Tuple
 
 import numpy as np
 from rich.console import Console
@@ -26,6 +26,8 @@ from gomoku_ai.board import Board, BoardSizeError
 from gomoku_ai.player import Limit, NoMoveError, Player, SearchInfo
 from gomoku_ai.records import RecordFormatError
 from gomoku_ai.rules import BLACK, WHITE, Rule
+from gomoku_ai.shipped import factory_key, make_with, takes_size
+from protocol.think import ThinkJob
 
 from . import commands as C
 from .render import Theme, Thinking, View, frame
@@ -116,7 +118,6 @@ class TerminalUI:
         self.session = session
         self.model = model
         self.player_factory = player_factory
-        from gomoku_ai.shipped import takes_size
         self._factory_sized = takes_size(player_factory)
         self.player_key = self._player_key()
         self.player = self._make_player()
@@ -317,19 +318,15 @@ class TerminalUI:
         return square_name(b, self.view.cursor)
 
     # ------------------------------------------------------------------ the engine
-    def _player_key(self) -> Any:
+    def _player_key(self) -> Hashable:
         s = self.session
-        w, h = s.board.width, s.board.height
-        key_of = getattr(self.player_factory, "key", None)
-        if callable(key_of):
-            return key_of(s.rule, w, h)
-        return (s.rule, w, h) if self._factory_sized else s.rule
+        return factory_key(self.player_factory, s.rule, s.board.width, s.board.height,
+                           self._factory_sized)
 
     def _make_player(self) -> Player:
         s = self.session
-        if self._factory_sized:
-            return self.player_factory(s.rule, s.board.width, s.board.height)
-        return self.player_factory(s.rule)
+        return make_with(self.player_factory, s.rule, s.board.width, s.board.height,
+                         self._factory_sized)
 
     def _ensure_player(self) -> None:
         key = self._player_key()
@@ -339,20 +336,19 @@ class TerminalUI:
             self.view.engine = self._engine_text()
 
     def think(self, purpose: str) -> Optional[SearchInfo]:
-        """Run Player.think in a worker thread, showing live progress; Ctrl-C stops it."""
+        """Run Player.think in a worker thread (:class:`protocol.think.ThinkJob`, no deadline), showing
+        live progress; Ctrl-C sets its stop event and the engine's best move so far comes back."""
         self._ensure_player()
         s = self.session
         board = s.board.copy()
-        stop = threading.Event()
         key = s.key()
         tk = Thinking(purpose=purpose, color=s.side, limit_ms=self.limit.soft_ms,
                       limit_visits=self.limit.visits)
         self.view.thinking = tk
-        box: dict = {}
         player = self.player
 
         def on_info(info: SearchInfo) -> None:  # worker thread
-            a = self._snapshot(player, board, info, key)
+            a = self._snapshot(board, info, key)
             with self._lock:
                 tk.elapsed_ms = info.elapsed_ms
                 tk.visits = info.visits
@@ -363,16 +359,10 @@ class TerminalUI:
                 tk.source = info.source
                 self.view.live_analysis = a
 
-        def work() -> None:
-            try:
-                box["info"] = player.think(board, self.limit, stop, on_info)
-            except BaseException as e:  # noqa: BLE001 - reported in the main thread
-                box["error"] = e
-
-        worker = threading.Thread(target=work, name="engine", daemon=True)
+        job = ThinkJob(on_info, name="engine")
 
         def interrupt(signum, frame_) -> None:
-            stop.set()
+            job.stop.set()
             tk.stopping = True
             self._interrupted = True
 
@@ -382,7 +372,7 @@ class TerminalUI:
             old = signal.signal(signal.SIGINT, interrupt)
         except ValueError:  # not the main thread (e.g. embedded): Ctrl-C cannot be caught here
             old = None
-        worker.start()
+        job.start(player, board, self.limit)
         try:
             if self.console.is_terminal:
                 from rich.live import Live
@@ -395,32 +385,32 @@ class TerminalUI:
                 with Live(self._live_renderable(whole), console=self.console,
                           auto_refresh=False, transient=not whole,
                           vertical_overflow="crop") as live:
-                    while worker.is_alive():
-                        worker.join(0.1)
+                    def refresh() -> None:
                         now_ms = (time.perf_counter() - tk.started) * 1000.0
                         tk.elapsed_ms = max(tk.elapsed_ms, now_ms)
                         with self._lock:
                             live.update(self._live_renderable(whole), refresh=True)
+                    job.wait(poll_s=0.1, on_poll=refresh)
             else:
-                while worker.is_alive():
-                    worker.join(0.1)
+                job.wait(poll_s=0.1)
         except KeyboardInterrupt:  # a Ctrl-C that reached the default handler after all
-            stop.set()
+            job.stop.set()
             self._interrupted = True
-            worker.join()
+            job.wait()
         finally:
             if old is not None:
                 signal.signal(signal.SIGINT, old)
             self.view.thinking = None
             self.view.live_analysis = None
-        if "error" in box:
-            err = box["error"]
+        if job.error is not None:
+            err = job.error
             if isinstance(err, NoMoveError):
                 self.say(f"The engine has no move: {err}", "error")
                 return None
             raise err
-        info: SearchInfo = box["info"]
-        a = self._snapshot(player, board, info, key, final=True)
+        info = job.info
+        assert info is not None  # Player.think returns a SearchInfo or raises
+        a = self._snapshot(board, info, key, final=True)
         s.analyses[key] = a
         if a.black_winrate is not None:
             s.last_eval = (s.ply, a.black_winrate)
@@ -436,10 +426,10 @@ class TerminalUI:
         from .render import thinking_lines
         return Group(*[t for _, t in thinking_lines(self.view, min(60, self.console.width))])
 
-    def _snapshot(self, player: Player, board: Board, info: SearchInfo,
+    def _snapshot(self, board: Board, info: SearchInfo,
                   key: Tuple[int, int], final: bool = False) -> Analysis:
-        """An Analysis of the searched position from a SearchInfo (called in the search thread,
-        where reading the tree is safe, or after it finished)."""
+        """An Analysis of the searched position from a SearchInfo and its root candidates (called
+        in the search thread with a progress report, or after the search finished)."""
         side = board.side_to_move
         wr = info.winrate
         black_wr = wr if side == BLACK else 1.0 - wr
@@ -448,11 +438,11 @@ class TerminalUI:
         source = info.source or "search"
         if info.source == "mcts":
             source = "search"
-            visits = player.mcts.root_visits(board.size)
+            visits = info.visit_map(board.size)
             tot = float(visits.sum())
             if tot > 0:
                 heat = visits / tot
-            for m, n, q, _prior in player.mcts.top_moves(5):
+            for m, n, q, _prior in info.candidates[:5]:
                 if tot > 0:
                     top.append((m, n / tot, (q + 1.0) / 2.0))
         else:
