@@ -41,9 +41,11 @@ Guarantees
   RECTSTART, BEGIN, TURN, BOARD, YXBOARD, SWAP2BOARD, TAKEBACK, PLAY) it also stops the search early: a manager
   that sends one has stopped waiting for the move. ABOUT and unknown lines wait without stopping the search.
   ``YXSTOP`` read after a queued request stops that request's search as soon as it starts.
-* **END** exits within milliseconds, even while thinking: the output is closed first, so nothing more is
-  written, not even replies to commands still queued before END (no manager sends END while it waits for a
-  reply). **EOF** on the input answers what is still owed at once (zero time), then exits.
+* **END** ends the reading at once. A search in progress is stopped and its move written at once (within
+  ``STOP_GRACE_MS``); the commands read before END are answered in order, every search among them with zero
+  time; then the brain exits. A watchdog makes sure the process exits :data:`END_EXIT_MS` after END at the
+  latest (GomocupJudge kills a brain 0.5 s after END, Piskvork after 0.7 s). **EOF** on the input answers
+  what is still owed the same way, then exits.
 * **Errors.** A command that cannot be carried out is answered ``ERROR <reason>`` (bad size, occupied square,
   no START yet, inconsistent BOARD, full board, ...) and the state is left as it was. An unknown command is
   answered ``UNKNOWN <line>``. ``INFO`` is never answered, not even when malformed. Any exception in a handler
@@ -76,6 +78,8 @@ __all__ = ["ABOUT", "BRAIN_NAME", "Brain", "DEFAULT_MAX_MEMORY", "DefaultPlayers
            "Settings", "make_player", "now_ms", "player_source"]
 
 log = logging.getLogger("pygomoku.brain")
+
+END_EXIT_MS = 400.0   #: the subprocess brain exits at the latest this long after reading END
 
 
 class Brain:
@@ -122,7 +126,7 @@ class Brain:
         while True:
             item = self._inbox.next()
             if item is END or item is EOF or self._control.ended:
-                return 0
+                return self._exit(item is END)
             if not isinstance(item, Item):
                 continue  # WAKE, SEARCH_DONE: nothing to do outside a search
             t0 = now_ms()
@@ -138,7 +142,16 @@ class Brain:
             if not self._startup.first_move_done:
                 self._startup.busy_ms += now_ms() - t0
             if self._control.ended:
-                return 0
+                return self._exit(True)
+
+    def _exit(self, end: bool) -> int:
+        """Leave :meth:`run` (exit code 0); after END with ``hard_exit``, exit the process now (a search thread
+        still winding down must not keep it alive)."""
+        self._control.ended = True
+        self.writer.close()
+        if end and self._hard_exit:
+            _hard_exit()
+        return 0
 
     @property
     def player(self) -> Optional[Thinker]:
@@ -162,9 +175,9 @@ class Brain:
 
     # ------------------------------------------------------------------ reader thread (ReaderEvents)
     @property
-    def ended(self) -> bool:
-        """END has been read."""
-        return self._control.ended
+    def end_read(self) -> bool:
+        """END has been read (the reader stops)."""
+        return self._control.end_read
 
     def on_stop(self, seq: int, t: float) -> None:
         """YXSTOP / STOP (line ``seq``, read at ``t``): stop the search now, or the next when it is later."""
@@ -172,21 +185,34 @@ class Brain:
         self._inbox.put(WAKE)
 
     def on_end(self) -> None:
-        """END: close the output first, stop the search, and exit (``hard_exit``) or end :meth:`run`."""
+        """END: stop the search (its move is answered at once), answer what was read before END with zero time,
+        then end :meth:`run`; with ``hard_exit`` a watchdog exits the process :data:`END_EXIT_MS` later whatever
+        the main thread is doing."""
+        log.info("END")
+        self._control.input_ended("END")
+        self._inbox.put(END)
+        if self._hard_exit:
+            timer = threading.Timer(END_EXIT_MS / 1000.0, self._end_watchdog)
+            timer.daemon = True
+            timer.start()
+
+    def _end_watchdog(self) -> None:
+        log.warning("still running %.0f ms after END; exiting", END_EXIT_MS)
         self._control.ended = True
         self.writer.close()
-        self._control.stop_now()
-        log.info("END")
-        if self._hard_exit:
-            for h in list(logging.getLogger().handlers):
-                try:
-                    h.flush()
-                except Exception:  # noqa: BLE001 - exiting now: there is nowhere left to report it
-                    pass
-            os._exit(0)
-        self._inbox.put(END)
+        _hard_exit()
 
     def on_eof(self) -> None:
         """The input ended: what is owed is answered at once, then :meth:`run` returns."""
         self._control.input_ended()
         self._inbox.put(EOF)
+
+
+def _hard_exit() -> None:
+    """Flush the log handlers and end the process at once (exit code 0)."""
+    for h in list(logging.getLogger().handlers):
+        try:
+            h.flush()
+        except Exception:  # noqa: BLE001 - exiting now: there is nowhere left to report it
+            pass
+    os._exit(0)

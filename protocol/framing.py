@@ -4,7 +4,8 @@
   splits it on LF *and* CR (so CR LF, LF and bare CR all work; the empty pieces are ignored), decodes UTF-8
   with replacement, parses each line (:func:`protocol.lines.parse_command`) and assembles ``BOARD``/``YXBOARD``
   /``SWAP2BOARD`` blocks up to ``DONE`` (:class:`Block`). ``END`` and ``YXSTOP``/``STOP`` are handed at once to
-  its :class:`ReaderEvents` (they act from this thread); every other command goes, in order, into the
+  its :class:`ReaderEvents` (they act from this thread: END stops the search and ends the reading, and is
+  queued too, so that the commands before it are still answered); every other command goes, in order, into the
   :class:`Inbox` as an :class:`Item`. It also notes whether a ``YX...`` command has been seen (``yixin``).
 * :class:`Inbox`: the queue the main thread takes commands from, plus the commands it deferred while a
   search ran (served first, in order).
@@ -177,7 +178,7 @@ class ReaderEvents(Protocol):
     """What the reader thread reports at once (called on the reader thread)."""
 
     @property
-    def ended(self) -> bool:
+    def end_read(self) -> bool:
         """True once END was read: the reader stops."""
 
     def on_end(self) -> None: ...
@@ -210,7 +211,7 @@ class CommandReader:
         read = getattr(stream, "read1", None)
         lines = L.LineBuffer(MAX_LINE_BYTES)
         try:
-            while not self._events.ended:
+            while not self._events.end_read:
                 if text_mode:
                     chunk = cast(TextIO, stream).readline().encode("utf-8", errors="replace")
                 elif read is not None:
@@ -221,7 +222,7 @@ class CommandReader:
                     break
                 for raw in lines.feed(chunk):
                     self._on_line(raw)
-            if not self._events.ended:
+            if not self._events.end_read:
                 for raw in lines.flush():
                     self._on_line(raw)
         except Exception:  # noqa: BLE001 - a read error is treated as EOF
@@ -233,7 +234,7 @@ class CommandReader:
             self._events.on_eof()
 
     def _on_line(self, raw: bytes) -> None:
-        if self._events.ended:
+        if self._events.end_read:
             return
         text = raw.decode("utf-8", errors="replace")
         t = self._clock()

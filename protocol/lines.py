@@ -636,31 +636,45 @@ def format_swap2board(points: Sequence[Point]) -> List[str]:
 class LineBuffer:
     """Splits a byte stream into protocol lines, for both the brain and the manager side.
 
-    LF, CR LF and a bare CR all end a line (Piskvork splits on either); empty lines are dropped; a
-    line longer than ``max_bytes`` is cut there (counted in :attr:`cut`) so a peer that never sends
-    a newline cannot grow memory without bound.
+    LF, CR LF and a bare CR all end a line (Piskvork splits on either); empty lines are dropped. A
+    line longer than ``max_bytes`` comes out once, cut to its first ``max_bytes`` bytes (counted in
+    :attr:`cut`), and the rest of it is discarded up to its line end: one input line is never more
+    than one line out, and a peer that never sends a newline cannot grow memory without bound.
     """
 
     def __init__(self, max_bytes: int = 1 << 20) -> None:
         self.max_bytes = max_bytes
         self.cut = 0
         self._pending = b""
+        self._discarding = False   # inside the rest of a line that was cut
 
     def feed(self, chunk: bytes) -> List[bytes]:
         """The complete lines that ``chunk`` finishes (without their line ends)."""
-        self._pending += chunk.replace(b"\r", b"\n")
+        data = chunk.replace(b"\r", b"\n")
         out: List[bytes] = []
-        if b"\n" in self._pending:
-            parts = self._pending.split(b"\n")
-            self._pending = parts.pop()
-            out = [p for p in parts if p]
-        if len(self._pending) > self.max_bytes:
-            out.append(self._pending[:self.max_bytes])
-            self._pending = b""
-            self.cut += 1
+        pos, n = 0, len(data)
+        while pos < n:
+            nl = data.find(b"\n", pos)
+            end = n if nl < 0 else nl
+            if self._discarding:
+                self._discarding = nl < 0
+            else:
+                room = self.max_bytes - len(self._pending)
+                piece = data[pos:min(end, pos + room + 1)]
+                self._pending += piece
+                if len(self._pending) > self.max_bytes:
+                    out.append(self._pending[:self.max_bytes])
+                    self._pending = b""
+                    self.cut += 1
+                    self._discarding = nl < 0
+                elif nl >= 0 and self._pending:
+                    out.append(self._pending)
+                    self._pending = b""
+            pos = n if nl < 0 else nl + 1
         return out
 
     def flush(self) -> List[bytes]:
         """The unfinished last line, if any (at end of stream)."""
         rest, self._pending = self._pending, b""
+        self._discarding = False
         return [rest] if rest else []

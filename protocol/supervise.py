@@ -46,14 +46,16 @@ _TIME_KEYS = ("time_left", "timeout_turn", "timeout_match")
 
 class SearchControl:
     """The search in progress, shared by the reader thread (stop requests, END, EOF) and the main thread.
-    ``ended``: END was read (nothing more is written); ``eof``: the input ended (what is owed is answered at
-    once)."""
+    ``end_read``: END was read (nothing after it is read; what is owed before it is answered at once);
+    ``ended``: the main thread reached END, or the exit watchdog fired (nothing more is written); ``eof``: the
+    input ended or END was read (every search from now on gets zero time)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._job: Optional[ThinkJob] = None
         self._last_stop_seq = 0
         self.ended = False
+        self.end_read = False
         self.eof = False
 
     def begin(self, job: ThinkJob, seq: int, t0: float) -> None:
@@ -74,18 +76,15 @@ class SearchControl:
             if self._job is not None:
                 self._job.request_stop(t, STOP_GRACE_MS, "YXSTOP")
 
-    def stop_now(self) -> None:
-        """END (reader thread): stop the search; nothing waits for it any more."""
-        with self._lock:
-            if self._job is not None:
-                self._job.stop.set()
-
-    def input_ended(self) -> None:
-        """EOF (reader thread): what is owed is answered at once."""
+    def input_ended(self, why: str = "EOF") -> None:
+        """EOF or END (reader thread): the search in progress stops (its move is answered within
+        :data:`STOP_GRACE_MS`) and what is still owed is answered at once, with zero time."""
         self.eof = True
+        if why == "END":
+            self.end_read = True
         with self._lock:
             if self._job is not None:
-                self._job.request_stop(now_ms(), STOP_GRACE_MS, "EOF")
+                self._job.request_stop(now_ms(), STOP_GRACE_MS, why)
 
 
 class SearchSupervisor:
@@ -174,12 +173,9 @@ class SearchSupervisor:
                 continue
             if it is SEARCH_DONE or it is WAKE:
                 continue  # job.done says whether it is ours
-            if it is END:
-                self._control.ended = True
-                return None
-            if it is EOF:
-                job.request_stop(now_ms(), STOP_GRACE_MS, "EOF")
-                self._inbox.defer(it)
+            if it is END or it is EOF:
+                job.request_stop(now_ms(), STOP_GRACE_MS, repr(it))
+                self._inbox.defer(it)   # answered first; the main loop then ends at it
                 continue
             if isinstance(it, Item) and isinstance(it.cmd, L.Info) and not self._inbox.has_deferred:
                 try:

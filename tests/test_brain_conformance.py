@@ -507,12 +507,30 @@ def test_33b_shorter_clock_while_thinking(engine, eol):
 
 @EOLS
 def test_34_end_while_thinking(engine, eol):
+    """END interrupts the search: its move is written at once, then the brain exits (GomocupJudge kills a
+    brain 0.5 s after END)."""
     e = _thinking(engine, eol)
     t0 = e.send("END", eol=eol)
     rc = e.wait_exit(2)
     dt = time.perf_counter() - t0
     print(f"\nEND while thinking: exit after {1000 * dt:.1f} ms")
     assert rc == 0 and dt < 0.5
+    assert_move_line(e.reply(0.1))
+    e.no_output(0.05)
+
+
+@EOLS
+def test_34b_commands_before_end_are_answered_in_order(engine, eol):
+    """A script piped in with END last: every command before END gets its reply, in order, then the brain
+    exits."""
+    e = engine()
+    t0 = e.send("START 15", "BEGIN", "TURN 0,0", "ABOUT", "END", eol=eol)
+    assert e.wait_exit(2) == 0
+    assert time.perf_counter() - t0 < 1.0
+    assert e.reply(0.1) == "OK"
+    first, second = e.move(0.1), e.move(0.1)
+    assert first != second and (0, 0) not in (first, second)
+    assert e.reply(0.1).startswith('name="')
     e.no_output(0.05)
 
 

@@ -382,6 +382,8 @@ def test_text_streams_and_writer():
 
 
 def test_end_in_process_returns_at_once(live):
+    """END while a player is stuck: the brain answers the owed move with a fallback after the stop grace and
+    returns; nothing else is written."""
     lb = live(StuckPlayer(seconds=5, inner=FastPlayer()))
     lb.send("START 15", "INFO timeout_turn 100000", "BEGIN")
     assert lb.reply() == "OK"
@@ -389,6 +391,8 @@ def test_end_in_process_returns_at_once(live):
     lb._th.join(1)
     assert not lb._th.is_alive() and time.perf_counter() - t0 < 0.5
     assert lb.code == 0
+    assert re.fullmatch(r"\d+,\d+", lb.reply(0.5))
+    time.sleep(0.05)
     with lb._cv:
         assert not lb.lines
 
@@ -721,3 +725,11 @@ def test_forbidden_move_from_the_player_is_replaced():
     assert renju.is_forbidden(b, b.index(7, 5))
     out = run_brain(data, Reckless())
     assert out[0] == "OK" and re.fullmatch(r"\d+,\d+", out[1]) and out[1] != "7,5"
+
+
+def test_an_over_long_line_gets_one_reply() -> None:
+    """A 10 MB line (no command fits it) is one UNKNOWN, echoing its first 200 characters; the next line is
+    read as usual."""
+    out = run_brain(b"START 15\n" + b"Q" * (10 << 20) + b"\nABOUT\n", FastPlayer())
+    assert len(out) == 3 and out[0] == "OK" and out[2].startswith('name="')
+    assert out[1] == "UNKNOWN " + "Q" * 200

@@ -234,3 +234,18 @@ def test_line_buffer_splits_every_line_end_and_cuts_long_lines() -> None:
     assert buf.feed(b"IN\n\n\nEND") == [b"BEGIN"]
     assert buf.flush() == [b"END"] and buf.flush() == []
     assert buf.feed(b"0123456789") == [b"01234567"] and buf.cut == 1
+    # the rest of a cut line is dropped up to its line end, however it is chunked
+    assert buf.feed(b"abc") == [] and buf.feed(b"def\nOK\n") == [b"OK"]
+    assert buf.feed(b"0123456789ABCDEFGH\nX\n") == [b"01234567", b"X"] and buf.cut == 2
+    assert buf.feed(b"01234567\n") == [b"01234567"] and buf.cut == 2     # exactly max_bytes: not cut
+    assert buf.feed(b"0123") == [] and buf.feed(b"45678") == [b"01234567"] and buf.flush() == []
+
+
+def test_line_buffer_gives_one_line_for_a_10_mb_line() -> None:
+    from protocol.lines import LineBuffer
+    buf = LineBuffer(max_bytes=1 << 20)
+    data = b"X" * (10 << 20) + b"\r\nABOUT\r\n"
+    out = [line for i in range(0, len(data), 65536) for line in buf.feed(data[i:i + 65536])]
+    assert out == [b"X" * (1 << 20), b"ABOUT"] and buf.cut == 1
+    whole = LineBuffer(max_bytes=1 << 20)
+    assert whole.feed(data) == [b"X" * (1 << 20), b"ABOUT"]   # in one chunk too
