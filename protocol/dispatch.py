@@ -9,7 +9,16 @@ yet, inconsistent BOARD, full board, ...) with the state left as it was; an unkn
 is answered ``ERROR``; ``YXBOARD`` is answered only when it fails (``ERROR YXBOARD: ...``).
 
 ``INFO show_detail`` (non-zero) or ``YXSHOWINFO`` turns on one ``MESSAGE`` line before each move
-(:func:`protocol.supervise.detail_message`).
+(:func:`protocol.supervise.detail_message`); ``show_detail`` 1 or 3 also reports the search's best move while it
+runs (``MESSAGE REALTIME REFRESH`` / ``MESSAGE REALTIME BEST x,y``, as Yixin-Board reads them).
+
+Yixin analysis commands: ``YXNBEST n`` is a move request that first tells the ``n`` most visited root moves, one
+``MESSAGE`` line each (``multipv k ev <win %> n <visits> pv <move>``); ``YXSEARCHDEFEND`` does that for every
+move. ``YXBLOCK``/``YXBLOCKUNDO`` (``x,y`` lines up to ``DONE``) and ``YXBLOCKRESET`` keep a set of squares the
+answer avoids (the search still reads them; the answer is the most visited move not blocked). The Yixin
+commands this brain cannot carry out (``YXBALANCEONE``/``TWO``, the database commands) are answered ``ERROR``
+at once. ``INFO max_depth`` and ``INFO caution_factor`` are read and have no effect (an MCTS has no fixed depth
+or candidate range; ``INFO max_node`` bounds its visits); like every ``INFO`` they are never answered.
 """
 from __future__ import annotations
 
@@ -150,6 +159,20 @@ class Dispatcher:
     def _h_hashclear(self, item: Item, cmd: L.YxHashClear) -> None:
         self._players_for_game()
 
+    def _h_nbest(self, item: Item, cmd: L.YxNBest) -> None:
+        self.game.need_board("YXNBEST")
+        self.supervisor.answer(item, nbest=cmd.n)
+
+    def _h_searchdefend(self, item: Item, cmd: L.YxSearchDefend) -> None:
+        b = self.game.need_board("YXSEARCHDEFEND")
+        self.supervisor.answer(item, nbest=max(1, b.size - len(b.moves)))
+
+    def _h_blockreset(self, item: Item, cmd: L.YxBlockReset) -> None:
+        self.game.blocked.clear()
+
+    def _h_unsupported(self, item: Item, cmd: L.Unsupported) -> None:
+        self.send(L.format_error(f"{cmd.name} is not supported by this brain"))
+
     def _h_unknown(self, item: Item, cmd: L.Unknown) -> None:
         self.send(L.format_unknown(L.clean_text(cmd.text)[:200] or "(unprintable line)"))
 
@@ -161,6 +184,8 @@ class Dispatcher:
         L.Start: _h_start, L.RectStart: _h_rectstart, L.Restart: _h_restart, L.Begin: _h_begin,
         L.Turn: _h_turn, L.Play: _h_play, L.Takeback: _h_takeback, L.Info: _h_info, L.About: _h_about,
         L.YxShowForbid: _h_showforbid, L.YxShowInfo: _h_showinfo, L.YxHashClear: _h_hashclear,
+        L.YxNBest: _h_nbest, L.YxSearchDefend: _h_searchdefend, L.YxBlockReset: _h_blockreset,
+        L.Unsupported: _h_unsupported,
         L.Unknown: _h_unknown, L.Done: _h_stray, L.StoneLine: _h_stray, L.PointLine: _h_stray,
     }
 
@@ -174,5 +199,7 @@ class Dispatcher:
             self.supervisor.answer(item)
         elif isinstance(blk.cmd, L.YxBoard):
             self.game.set_position(blk, "YXBOARD: ")
+        elif isinstance(blk.cmd, (L.YxBlock, L.YxBlockUndo)):
+            self.game.block(blk, add=isinstance(blk.cmd, L.YxBlock))
         else:
             self.send(self.game.swap2(blk))

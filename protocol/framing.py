@@ -37,7 +37,10 @@ InStream = Union[BinaryIO, TextIO]
 OutStream = Union[BinaryIO, TextIO]
 DataLine = Union[L.StoneLine, L.PointLine]
 
-_YIXIN_COMMANDS = (L.YxBoard, L.YxStop, L.YxShowForbid, L.YxShowInfo, L.YxHashClear)
+_YIXIN_COMMANDS = (L.YxBoard, L.YxStop, L.YxShowForbid, L.YxShowInfo, L.YxHashClear, L.YxNBest,
+                   L.YxSearchDefend, L.YxBlock, L.YxBlockUndo, L.YxBlockReset, L.Unsupported)
+#: commands followed by data lines up to DONE
+BLOCK_COMMANDS = (L.Board, L.YxBoard, L.Swap2Board, L.YxBlock, L.YxBlockUndo)
 
 
 # ------------------------------------------------------------------------------------------ output
@@ -99,7 +102,8 @@ class Bad:
 
 @dataclass
 class Block:
-    """A BOARD / YXBOARD / SWAP2BOARD block being read (``cmd`` is the opening command)."""
+    """A BOARD / YXBOARD / SWAP2BOARD / YXBLOCK / YXBLOCKUNDO block being read (``cmd`` is the opening
+    command)."""
 
     cmd: L.Command
     data: List[DataLine] = field(default_factory=list)
@@ -266,7 +270,7 @@ class CommandReader:
                 return
             blk.aborted = True  # a command word: the block never got its DONE
             self._close_block()
-        if isinstance(cmd, (L.Board, L.YxBoard, L.Swap2Board)):
+        if isinstance(cmd, BLOCK_COMMANDS):
             self._block = Block(cmd)
             self._block_item = Item(seq, t, self._block)
             return

@@ -109,6 +109,8 @@ class Game:
         self.settings = Settings()
         self.board: Optional[Board] = None
         self.my_color: Optional[int] = None
+        #: squares (flat indices) the brain must not answer (YXBLOCK); cleared with each new board
+        self.blocked: Set[int] = set()
         self._yixin_seen = yixin_seen
         self._yixin_applied = False
 
@@ -149,7 +151,27 @@ class Game:
                             f"{MIN_SIZE}..{MAX_SIZE} on a side (e.g. 15 or 20)")
         self.board = Board(w, h, self.rule())
         self.my_color = None
+        self.blocked.clear()
         return self.board
+
+    def block(self, blk: Block, add: bool) -> None:
+        """YXBLOCK (``add``) / YXBLOCKUNDO: squares the answer must avoid, or no longer. Raises GameError for
+        a line that is not ``x,y`` on the board (nothing changes then)."""
+        word = blk.cmd.word
+        b = self.need_board(word)
+        if blk.problems:
+            raise GameError(f"{word}: {blk.problems[0]}")
+        squares = []
+        for d in blk.data:
+            if not isinstance(d, L.PointLine):
+                raise GameError(f"{word}: expected 'x,y', got a stone line {d.x},{d.y},{d.field}")
+            if not (0 <= d.x < b.width and 0 <= d.y < b.height):
+                raise GameError(f"{word}: {d.x},{d.y} is off the {b.width}x{b.height} board")
+            squares.append(b.index(d.x, d.y))
+        if add:
+            self.blocked.update(squares)
+        else:
+            self.blocked.difference_update(squares)
 
     def begin(self) -> None:
         """BEGIN: we play first on the empty board."""

@@ -32,7 +32,8 @@ Point = Tuple[int, int]
 __all__ = [
     "ProtocolError", "Command", "Start", "RectStart", "Restart", "Begin", "Turn", "Board", "YxBoard",
     "Swap2Board", "StoneLine", "PointLine", "Done", "Info", "End", "About", "Takeback", "Play", "YxStop",
-    "Stop", "YxShowForbid", "YxShowInfo", "YxHashClear", "Empty", "Unknown", "parse_command",
+    "Stop", "YxShowForbid", "YxShowInfo", "YxHashClear", "YxNBest", "YxSearchDefend", "YxBlock",
+    "YxBlockUndo", "YxBlockReset", "Unsupported", "UNSUPPORTED_WORDS", "Empty", "Unknown", "parse_command",
     "clean_text", "format_ok", "format_move", "format_moves", "format_swap", "format_about",
     "format_message", "format_debug", "format_error", "format_unknown", "format_forbid", "format_suggest",
     "ReplyKind", "Reply", "classify_reply", "parse_move_reply", "parse_move_reply_strict",
@@ -244,6 +245,58 @@ class YxHashClear(Command):
 
 
 @dataclass(frozen=True)
+class YxNBest(Command):
+    """``YXNBEST n``: search the position like a move request, tell the ``n`` best moves in ``MESSAGE``
+    lines, then answer the best one (which is played)."""
+
+    n: int
+    word: ClassVar[str] = "YXNBEST"
+
+
+@dataclass(frozen=True)
+class YxSearchDefend(Command):
+    """``YXSEARCHDEFEND``: ``YXNBEST`` over every move (how each defends)."""
+
+    word: ClassVar[str] = "YXSEARCHDEFEND"
+
+
+@dataclass(frozen=True)
+class YxBlock(Command):
+    """``YXBLOCK``: ``x,y`` lines up to ``DONE``: squares the brain must not answer; no reply."""
+
+    word: ClassVar[str] = "YXBLOCK"
+
+
+@dataclass(frozen=True)
+class YxBlockUndo(Command):
+    """``YXBLOCKUNDO``: ``x,y`` lines up to ``DONE``: squares no longer blocked; no reply."""
+
+    word: ClassVar[str] = "YXBLOCKUNDO"
+
+
+@dataclass(frozen=True)
+class YxBlockReset(Command):
+    """``YXBLOCKRESET``: no square is blocked any more; no reply."""
+
+    word: ClassVar[str] = "YXBLOCKRESET"
+
+
+@dataclass(frozen=True)
+class Unsupported(Command):
+    """A Yixin command this brain knows but cannot carry out (``YXBALANCEONE``, ``YXBALANCETWO``, the
+    database commands): answered ``ERROR`` at once, so no client waits."""
+
+    name: str
+    word: ClassVar[str] = ""
+
+
+#: Yixin commands answered ``ERROR ... not supported`` (their arguments are ignored)
+UNSUPPORTED_WORDS = frozenset({"YXBALANCEONE", "YXBALANCETWO", "YXDBTOTXTALL", "YXDBCHECK",
+                               "YXQUERYDATABASEALL", "YXQUERYDATABASEONE", "YXEDITDATABASE",
+                               "YXSETDATABASE", "YXSAVEDATABASE", "YXDELETEDATABASEONE"})
+
+
+@dataclass(frozen=True)
 class Empty(Command):
     """An empty (or all-whitespace) line; ignored everywhere."""
 
@@ -312,11 +365,13 @@ _NOARG = {
     "RESTART": Restart(), "BEGIN": Begin(), "BOARD": Board(), "YXBOARD": YxBoard(),
     "SWAP2BOARD": Swap2Board(), "DONE": Done(), "END": End(), "ABOUT": About(), "YXSTOP": YxStop(),
     "STOP": Stop(), "YXSHOWFORBID": YxShowForbid(), "YXSHOWINFO": YxShowInfo(),
-    "YXHASHCLEAR": YxHashClear(),
+    "YXHASHCLEAR": YxHashClear(), "YXSEARCHDEFEND": YxSearchDefend(), "YXBLOCK": YxBlock(),
+    "YXBLOCKUNDO": YxBlockUndo(), "YXBLOCKRESET": YxBlockReset(),
 }
 
 #: Every command word parse_command knows (upper case).
-COMMAND_WORDS = frozenset(_NOARG) | {"START", "RECTSTART", "TURN", "INFO", "TAKEBACK", "PLAY"}
+COMMAND_WORDS = frozenset(_NOARG) | {"START", "RECTSTART", "TURN", "INFO", "TAKEBACK", "PLAY",
+                                     "YXNBEST"} | UNSUPPORTED_WORDS
 
 
 def strip_line(line: Union[str, bytes]) -> str:
@@ -350,6 +405,13 @@ def parse_command(line: Union[str, bytes]) -> Command:
         return Play(*_xy(args, word, text))
     if word == "INFO":
         return _parse_info(args, text)
+    if word == "YXNBEST":
+        n = _int_token(args.split()[0]) if args.split() else None
+        if n is None or n < 1:
+            raise ProtocolError(f"YXNBEST needs a number of moves >= 1, got {args.strip()!r}", word, text)
+        return YxNBest(n)
+    if word in UNSUPPORTED_WORDS:
+        return Unsupported(word)
     return Unknown(text)
 
 

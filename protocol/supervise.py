@@ -23,9 +23,9 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from typing import Callable, Optional
+from typing import Callable, List, Optional, Set
 
-from gomoku_ai import timeman
+from gomoku_ai import movegen, timeman
 from gomoku_ai.board import Board
 from gomoku_ai.player import Limit, SearchInfo
 
@@ -33,14 +33,16 @@ from . import lines as L
 from .framing import END, EOF, SEARCH_DONE, WAKE, Block, Inbox, Item, LineWriter
 from .game import Game, StartupCharge
 from .players import PlayerSlot
-from .think import MAX_WAIT_S, ThinkJob, as_move, choose_answer, now_ms
+from .think import MAX_WAIT_S, Answer, ThinkJob, as_move, choose_answer, legal, now_ms
 
 log = logging.getLogger("pygomoku.brain")
 
 STOP_GRACE_MS = 120.0   #: after YXSTOP (or a preempting command, or EOF), wait this long for the player
 
 #: Commands that, arriving during a search, stop it early (as do BOARD / YXBOARD / SWAP2BOARD blocks).
-PREEMPTING = (L.Start, L.RectStart, L.Restart, L.Begin, L.Turn, L.Takeback, L.Play)
+PREEMPTING = (L.Start, L.RectStart, L.Restart, L.Begin, L.Turn, L.Takeback, L.Play, L.YxNBest,
+              L.YxSearchDefend)
+REALTIME_EVERY_MS = 200.0   #: the least time between two realtime best-move reports (show_detail 1 or 3)
 _TIME_KEYS = ("time_left", "timeout_turn", "timeout_match")
 
 
@@ -105,9 +107,10 @@ class SearchSupervisor:
         self._count = 0
         self.moves_sent = 0
 
-    def answer(self, item: Item) -> None:
+    def answer(self, item: Item, nbest: Optional[int] = None) -> None:
         """Search the current position for the side to move and answer exactly one move (or ERROR:
-        :class:`protocol.game.GameError` when the game is over or the board full)."""
+        :class:`protocol.game.GameError` when the game is over or the board full); ``nbest``: first tell that
+        many best root moves in MESSAGE lines (YXNBEST)."""
         b = self._game.check_can_move()
         settings = self._game.settings
         if not self._startup.first_move_done:
@@ -119,7 +122,9 @@ class SearchSupervisor:
         if self._control.eof:
             dl = timeman.INSTANT
         self._count += 1
-        job = ThinkJob(keep_best=True, on_done=self._on_done)
+        realtime = _Realtime(self._writer, b) if settings.show_detail in (1, 3) else None
+        job = ThinkJob(on_info=realtime.report if realtime is not None else None, keep_best=True,
+                       on_done=self._on_done)
         t0 = now_ms()
         job.set_hard_deadline(None if dl.hard_ms is None else t0 + dl.hard_ms, timeman.WATCHDOG_GRACE_MS)
         self._control.begin(job, item.seq, t0)
@@ -149,9 +154,11 @@ class SearchSupervisor:
             info = None
         finally:
             self._control.finish()
+            if realtime is not None:
+                realtime.close()
         if self._control.ended:
             return
-        self._send_answer(job, item.t, info)
+        self._send_answer(job, item.t, info, nbest)
 
     def _on_done(self, job: ThinkJob) -> None:
         """The worker thread's last act: the player is free, and the main thread looks again."""
@@ -202,14 +209,20 @@ class SearchSupervisor:
         if dl.hard_ms is not None and job.bring_hard_deadline_forward(now_ms() + dl.hard_ms):
             log.debug("hard deadline brought forward to %.0f ms from now", dl.hard_ms)
 
-    def _send_answer(self, job: ThinkJob, t_recv: float, info: Optional[SearchInfo]) -> None:
+    def _send_answer(self, job: ThinkJob, t_recv: float, info: Optional[SearchInfo],
+                     nbest: Optional[int] = None) -> None:
         b = self._game.board
         assert b is not None
         ans = choose_answer(b, info, job.best)
+        blocked = self._game.blocked
+        if ans is not None and ans.move in blocked:
+            ans = avoid_blocked(b, ans, blocked)
         if ans is None:
             self._writer.write_lines([L.format_error("no legal move")])
             return
         out = []
+        if nbest is not None:
+            out.extend(L.format_message(t) for t in nbest_messages(b, ans, nbest, blocked))
         if self._game.settings.show_detail:
             out.append(L.format_message(detail_message(b, ans.info) if ans.info is not None else
                                         f"fallback move {b.move_name(ans.move)}"))
@@ -242,3 +255,60 @@ def detail_message(b: Board, info: SearchInfo) -> str:
     pv_text = pv_text or b.move_name(as_move(info.move) or 0)
     return (f"depth {depth}-{depth} ev {100.0 * winrate:.1f} n {visits} n/ms {int(nps / 1000.0)} "
             f"tm {tm} pv {pv_text}")
+
+
+class _Realtime:
+    """Reports the search's best move while it runs, as Yixin-Board reads it (``MESSAGE REALTIME REFRESH``
+    then ``MESSAGE REALTIME BEST x,y``; Rapfi's ``show_detail`` 1 and 3): on the worker thread, when the best
+    move changes, at most every :data:`REALTIME_EVERY_MS`; nothing once :meth:`close` was called (before the
+    move is written)."""
+
+    def __init__(self, writer: LineWriter, board: Board) -> None:
+        self._writer = writer
+        self._board = board
+        self._lock = threading.Lock()
+        self._open = True
+        self._last_move: Optional[int] = None
+        self._last_at = -REALTIME_EVERY_MS
+
+    def report(self, info: SearchInfo) -> None:
+        m = as_move(getattr(info, "move", None))
+        now = now_ms()
+        if m is None or not (0 <= m < self._board.size) or m == self._last_move \
+                or now - self._last_at < REALTIME_EVERY_MS:
+            return
+        x, y = self._board.xy(m)
+        with self._lock:
+            if self._open:
+                self._writer.write_lines([L.format_message("REALTIME REFRESH"),
+                                          L.format_message(f"REALTIME BEST {L.format_move(x, y)}")])
+                self._last_move, self._last_at = m, now
+
+    def close(self) -> None:
+        with self._lock:
+            self._open = False
+
+
+def avoid_blocked(b: Board, ans: Answer, blocked: Set[int]) -> Optional[Answer]:
+    """``ans`` moved off the YXBLOCK squares: the most visited root move that is legal and not blocked, else
+    the first legal square near the stones (then anywhere) that is not blocked; None when every legal square
+    is blocked."""
+    for c in (ans.info.candidates if ans.info is not None else []):
+        if c.move not in blocked and legal(b, c.move):
+            return Answer(c.move, ans.info)
+    free = [m for m in movegen.near_empty(b, 2) + movegen.legal_moves(b) if m not in blocked and legal(b, m)]
+    return Answer(free[0], None) if free else None
+
+
+def nbest_messages(b: Board, ans: Answer, n: int, blocked: Set[int]) -> List[str]:
+    """The YXNBEST lines: ``n`` root moves not blocked, the answer first (the player may prefer a move to the
+    most visited one), then the most visited, each ``multipv k ev <win % of the side to move> n <visits> pv
+    <move>``; one line for the answer alone when the search has no candidates (a tactical answer); none for a
+    fallback move."""
+    info = ans.info
+    free = [c for c in (info.candidates if info is not None else []) if c.move not in blocked]
+    cands = sorted(free, key=lambda c: c.move != ans.move)[:n]   # stable: the rest keep their order
+    if not cands:
+        return [detail_message(b, info)] if info is not None else []
+    return [f"multipv {k} ev {50.0 * (c.q + 1.0):.1f} n {c.visits} pv {b.move_name(c.move)}"
+            for k, c in enumerate(cands, 1)]

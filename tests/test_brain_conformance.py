@@ -408,7 +408,7 @@ def test_29_play(engine, eol):
 
 
 @EOLS
-@pytest.mark.parametrize("line", ["FOO", "YXSOMETHING 1", "YXNBEST 3", "SUGGEST 1,1", "hello world"])
+@pytest.mark.parametrize("line", ["FOO", "YXSOMETHING 1", "SUGGEST 1,1", "hello world"])
 def test_30_unknown_commands(engine, eol, line):
     e = engine()
     e.send(line, eol=eol)

@@ -274,6 +274,9 @@ def test_show_detail_message_format(live):
     lb = live(FastPlayer())
     lb.send("START 15", "INFO timeout_turn 0", "INFO show_detail 1", "BEGIN")
     assert lb.read() == "OK"
+    # show_detail 1: the realtime best move (Yixin-Board), then the detail line, then the move
+    assert lb.read() == "MESSAGE REALTIME REFRESH"
+    assert re.fullmatch(r"MESSAGE REALTIME BEST \d+,\d+", lb.read())
     msg = lb.read()
     assert re.fullmatch(r"MESSAGE depth \d+-\d+ ev \d+\.\d n \d+ n/ms \d+ tm \d+ pv [a-z]\d+( [a-z]\d+)*", msg), msg
     assert re.fullmatch(r"\d+,\d+", lb.read())
@@ -422,7 +425,8 @@ INFO_KEYS = ["timeout_turn", "timeout_match", "time_left", "max_memory", "game_t
              "evaluate", "max_depth", "max_node", "thread_num", "hash_size", "time_increment", "show_detail",
              "pondering", "caution_factor", "nonsense", "TIMEOUT_TURN"]
 WORDS = ["RESTART", "BEGIN", "ABOUT", "YXSTOP", "STOP", "YXSHOWFORBID", "YXSHOWINFO", "YXHASHCLEAR", "DONE",
-         "YXNBEST 2", "FOO", "SUGGEST 1,1", "OK", "TURN", "START", "PLAY", "TAKEBACK", "RECTSTART", "INFO"]
+         "YXNBEST 2", "FOO", "SUGGEST 1,1", "OK", "TURN", "START", "PLAY", "TAKEBACK", "RECTSTART", "INFO",
+         "YXNBEST", "YXSEARCHDEFEND", "YXBLOCKRESET", "YXBALANCEONE 5", "YXBLOCK", "YXBLOCKUNDO"]
 
 
 def _coord(rng: random.Random, hi: int = 16) -> int:
@@ -479,6 +483,12 @@ def gen_lines(rng: random.Random, n: int, turn_values=(0, 0, 1, 30, 70, 100)) ->
                     out.append(f"{_coord(rng)},{_coord(rng)}")
             if rng.random() < 0.93:
                 out.append(rng.choice(["DONE", "done"]))
+        elif r < 0.57:
+            out.append(rng.choice(["YXBLOCK", "YXBLOCKUNDO"]))
+            for _ in range(rng.choice([0, 1, 2, 4])):
+                out.append(f"{_coord(rng, 14)},{_coord(rng, 14)}" if rng.random() < 0.9 else "1,1,1")
+            if rng.random() < 0.93:
+                out.append("DONE")
         elif r < 0.6:
             out.append("SWAP2BOARD")
             for _ in range(rng.choice([0, 3, 5, 3, 1, 6])):
@@ -487,7 +497,8 @@ def gen_lines(rng: random.Random, n: int, turn_values=(0, 0, 1, 30, 70, 100)) ->
                 out.append("DONE")
         elif r < 0.75:
             out.append(rng.choice(["BEGIN", "ABOUT", "RESTART", "YXSTOP", "STOP", "YXSHOWFORBID", "YXSHOWINFO",
-                                   "YXHASHCLEAR", "DONE", "7,7,1", "7,7", "INFO", "TURN 7", "TURN a,b"]))
+                                   "YXHASHCLEAR", "DONE", "7,7,1", "7,7", "INFO", "TURN 7", "TURN a,b",
+                                   "YXNBEST 3", "YXNBEST 0", "YXSEARCHDEFEND", "YXBLOCKRESET", "YXBALANCETWO 3"]))
         else:
             out.append(_garbage(rng))
     return out
@@ -514,7 +525,8 @@ KINDS = {
 
 def oracle(data: bytes) -> List[Tuple[str, str]]:
     """The replies owed for ``data`` (split and decoded as the brain does), in order, as (kind, source line)
-    pairs. ``?yx`` is an optional ``ERROR YXBOARD: ...`` line (a YXBOARD that could not be set up). This
+    pairs. ``?yx`` is an optional ``ERROR <word>...`` line (a YXBOARD that could not be set up, a YXBLOCK or
+    YXBLOCKUNDO that could not be read; the source is the word). MESSAGE lines (YXNBEST) are not owed. This
     mirrors the documented rules in protocol/brain.py; it shares only the tokeniser with the brain."""
     owed: List[Tuple[str, str]] = []
     block: Optional[str] = None
@@ -531,23 +543,27 @@ def oracle(data: bytes) -> List[Tuple[str, str]]:
             continue
         if block is not None:
             if isinstance(cmd, L.Done):
-                owed.append(("?yx" if block == "YXBOARD" else ("swap2" if block == "SWAP2BOARD" else "move"),
-                             block))
+                owed.append(("?yx" if block in ("YXBOARD", "YXBLOCK", "YXBLOCKUNDO") else
+                             ("swap2" if block == "SWAP2BOARD" else "move"), block))
                 block = None
                 continue
             if isinstance(cmd, (L.StoneLine, L.PointLine, L.Unknown)) or (bad is not None and bad.command == "DATA"):
                 continue
             owed.append(("yxerror" if block == "YXBOARD" else "error", f"{block} aborted"))
             block = None
-        if isinstance(cmd, (L.Board, L.YxBoard, L.Swap2Board)):
+        if isinstance(cmd, (L.Board, L.YxBoard, L.Swap2Board, L.YxBlock, L.YxBlockUndo)):
             block = cmd.word
         elif bad is not None:
             if bad.command != "INFO":
                 owed.append(("error", text))
         elif isinstance(cmd, L.End):
             raise AssertionError("END is not fuzzed")
-        elif isinstance(cmd, (L.YxStop, L.Stop, L.Info, L.YxHashClear, L.YxShowInfo)):
+        elif isinstance(cmd, (L.YxStop, L.Stop, L.Info, L.YxHashClear, L.YxShowInfo, L.YxBlockReset)):
             continue
+        elif isinstance(cmd, (L.YxNBest, L.YxSearchDefend)):
+            owed.append(("move", text))
+        elif isinstance(cmd, L.Unsupported):
+            owed.append(("error", text))
         elif isinstance(cmd, (L.Start, L.RectStart, L.Restart, L.Takeback)):
             owed.append(("ok", text))
         elif isinstance(cmd, (L.Begin, L.Turn)):
@@ -575,7 +591,7 @@ def check_replies(owed: List[Tuple[str, str]], out: List[str]) -> None:
     i = 0
     for kind, src in owed:
         if kind == "?yx":  # a YXBOARD that was read to its DONE: an error only if it could not be set up
-            if i < len(replies) and replies[i].startswith("ERROR YXBOARD") and \
+            if i < len(replies) and replies[i].startswith(f"ERROR {src}") and \
                     "not terminated" not in replies[i]:
                 i += 1
             continue
@@ -692,7 +708,7 @@ def test_fuzz_subprocess(engine):
     e.proc.stdin.flush()
     def counted() -> int:  # replies that are not optional (see check_replies)
         return sum(1 for x in got if not x.startswith("MESSAGE ") and
-                   not (x.startswith("ERROR YXBOARD") and "not terminated" not in x))
+                   not (x.startswith(("ERROR YXBOARD", "ERROR YXBLOCK")) and "not terminated" not in x))
 
     n_needed = sum(1 for k, _ in owed if k != "?yx")
     got: List[str] = []

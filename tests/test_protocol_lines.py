@@ -49,7 +49,9 @@ from protocol import lines as L
     ("", L.Empty()),
     ("   ", L.Empty()),
     ("FOO bar", L.Unknown("FOO bar")),
-    ("YXNBEST 3", L.Unknown("YXNBEST 3")),
+    ("YXNBEST 3", L.YxNBest(3)),
+    ("yxsearchdefend", L.YxSearchDefend()),
+    ("YXBALANCEONE 12", L.Unsupported("YXBALANCEONE")),
     ("7", L.Unknown("7")),
 ])
 def test_parse_command(text, expected, eol):
