@@ -45,6 +45,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from protocol.lines import DEFAULT_MAX_MEMORY
+
 ROOT = Path(__file__).resolve().parents[1]
 ENTRY = ROOT / "engine.py"
 MODEL_SUFFIXES = (".json", ".npz", ".onnx")
@@ -388,7 +390,7 @@ def smoke(exe: Sequence[str], turn_ms: int = 1000, max_node: int = 0, moves: int
                 return replies[n - 1]
         try:
             send(f"START 15\r\nINFO timeout_turn {turn_ms}\r\nINFO timeout_match 0\r\n"
-                 f"INFO max_memory 367001600\r\nINFO max_node {max_node}\r\nINFO rule 0\r\nBEGIN\r\n")
+                 f"INFO max_memory {DEFAULT_MAX_MEMORY}\r\nINFO max_node {max_node}\r\nINFO rule 0\r\nBEGIN\r\n")
             t_ok, ok = wait_reply(1)
             t_mv, first = wait_reply(2)
             sample()

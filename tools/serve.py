@@ -84,6 +84,7 @@ import numpy as np
 from gomoku_ai import __version__, movegen
 from gomoku_ai.board import Board
 from gomoku_ai.evaluator import Evaluator
+from gomoku_ai.net.model import masked_softmax
 from gomoku_ai.mcts import MCTSConfig
 from gomoku_ai.player import Limit, NoMoveError, Player
 from gomoku_ai.rules import Rule
@@ -126,14 +127,6 @@ def _model_info(ev: Evaluator) -> Dict[str, Any]:
 def _sq(board: Board, m: int) -> Dict[str, Any]:
     x, y = board.xy(m)
     return {"x": x, "y": y, "move": board.move_name(m)}
-
-
-def _masked_softmax(logits: np.ndarray, legal: np.ndarray) -> np.ndarray:
-    z = np.where(legal, logits.astype(np.float64), -np.inf)
-    if not legal.any():
-        return np.zeros_like(z)
-    e = np.exp(z - z[legal].max())
-    return e / e.sum()
 
 
 class Engine:
@@ -230,7 +223,7 @@ class Engine:
         legal = movegen.legal_mask(board)
         if not legal.any():
             raise illegal("no_legal_move", "the side to move has no legal move")
-        probs = _masked_softmax(np.asarray(logits[0]).reshape(-1), legal)
+        probs = masked_softmax(np.asarray(logits[0]).reshape(1, -1), legal[None], np.float64)[0]
         value = float(values[0])
         order = np.argsort(-probs, kind="stable")[:top]
         return {"policy": np.round(probs, 5).reshape(board.height, board.width).tolist(),

@@ -35,7 +35,8 @@ from gomoku_ai.match import GameConfig, GamePlayer, MoveResult, TimeControl
 from gomoku_ai.players import (EnginePlayer, InProcessSpec, PlayerKind, RandomMover, SpecError,
                                parse_duration_ms, parse_player_spec)
 from gomoku_ai.rules import rule_to_gomocup
-from protocol.manager import DEFAULT_MAX_MEMORY, EngineClient, EngineCrashed, EngineState, EngineTimeout
+from protocol.lines import DEFAULT_MAX_MEMORY
+from protocol.manager import EngineClient, EngineCrashed, EngineState, EngineTimeout
 from protocol.think import think_with_deadline
 
 Move = Tuple[int, int]

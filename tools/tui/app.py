@@ -24,6 +24,7 @@ from rich.console import Console
 from gomoku_ai import movegen
 from gomoku_ai.board import Board, BoardSizeError
 from gomoku_ai.player import Limit, NoMoveError, Player, SearchInfo
+from gomoku_ai.net.model import masked_softmax
 from gomoku_ai.records import RecordFormatError
 from gomoku_ai.rules import BLACK, WHITE, Rule
 from gomoku_ai.shipped import factory_key, make_with, takes_size
@@ -31,8 +32,7 @@ from protocol.think import ThinkJob
 
 from . import commands as C
 from .render import Theme, Thinking, View, frame
-from .session import (COLOR_NAME, Analysis, GameSession, MoveError, default_save_name,
-                      parse_size, square_name)
+from .session import COLOR_NAME, Analysis, GameSession, MoveError, default_save_name, parse_size
 
 
 # ============================================================================ line readers
@@ -81,7 +81,7 @@ class PromptReader:
             from prompt_toolkit.application import get_app
             text = get_app().current_buffer.text.strip()
             return text == "" or (ui.view.cursor is not None and
-                                  text == square_name(ui.session.board, ui.view.cursor))
+                                  text == ui.session.board.move_name(ui.view.cursor))
 
         def mover(dx: int, dy: int):
             def handler(event) -> None:
@@ -315,7 +315,7 @@ class TerminalUI:
             x = min(b.width - 1, max(0, x + dx))
             y = min(b.height - 1, max(0, y + dy))
             self.view.cursor = b.index(x, y)
-        return square_name(b, self.view.cursor)
+        return b.move_name(self.view.cursor)
 
     # ------------------------------------------------------------------ the engine
     def _player_key(self) -> Hashable:
@@ -472,7 +472,7 @@ class TerminalUI:
             extra += ", stopped early"
         self.view.messages[:] = [m for m in self.view.messages
                                  if not m[1].startswith("Engine played")]
-        self.say(f"Engine played {square_name(s.board, info.move)} ({x},{y}) in "
+        self.say(f"Engine played {s.board.move_name(info.move)} ({x},{y}) in "
                  f"{info.elapsed_ms / 1000:.1f} s{extra}.")
         if self._interrupted and not s.humans:
             self.paused = True
@@ -523,13 +523,10 @@ class TerminalUI:
             logits, values = ev.evaluate([item], (b.height, b.width))
         except Exception:  # noqa: BLE001 - the overlay is optional
             return None
-        lg = np.asarray(logits[0], np.float64).reshape(-1)
         legal = movegen.legal_mask(b)
         if not legal.any():
             return None
-        lg = np.where(legal, lg, -np.inf)
-        p = np.exp(lg - lg[legal].max())
-        p /= p.sum()
+        p = masked_softmax(np.asarray(logits[0], np.float64).reshape(1, -1), legal[None], np.float64)[0]
         order = np.argsort(-p)[:4]
         v = float(values[0])
         black = (v + 1) / 2 if s.side == BLACK else (1 - v) / 2
@@ -573,7 +570,7 @@ class TerminalUI:
         info = self.think("hint")
         if info is None:
             return
-        name = square_name(s.board, info.move)
+        name = s.board.move_name(info.move)
         x, y = s.board.xy(info.move)
         wr = f", win chance {info.winrate:.0%} for {COLOR_NAME[s.side]}" if info.source == "mcts" \
             else f" ({info.source})"

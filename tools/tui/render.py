@@ -22,7 +22,7 @@ from gomoku_ai import movegen
 from gomoku_ai.rules import BLACK, EMPTY, WALL, WHITE, Termination
 
 from ..textwrap_items import pack
-from .session import COLOR_NAME, Analysis, GameSession, column_name, square_name
+from .session import COLOR_NAME, Analysis, GameSession, column_name
 
 # ---------------------------------------------------------------------------- themes
 WOOD = "#dcb35c"
@@ -244,7 +244,7 @@ def _bar(view: View, black_wr: float, width: int) -> Text:
 
 
 def _names(board, moves: Sequence[int]) -> str:
-    return " ".join(square_name(board, m) for m in moves)
+    return " ".join(board.move_name(m) for m in moves)
 
 
 def result_text(session: GameSession) -> Optional[str]:
@@ -290,7 +290,7 @@ def thinking_lines(view: View, width: int) -> List[Tuple[int, Text]]:
     vis = f"{tk.visits:,} visits" + (f"/{tk.limit_visits:,}" if tk.limit_visits else "")
     out.append((1, Text(f"{vis} · {tk.nodes_per_s:,.0f} nodes/s")))
     if tk.move is not None:
-        best = Text(f"Best so far: {square_name(b, tk.move)}")
+        best = Text(f"Best so far: {b.move_name(tk.move)}")
         if tk.winrate is not None:
             best.append(f" · {COLOR_NAME[tk.color]} {tk.winrate:.0%}")
         out.append((1, best))
@@ -333,7 +333,7 @@ def panel_lines(view: View, width: int, max_lines: int) -> List[Text]:
         add(0, t)
     if b.last_move is not None:
         x, y = b.xy(b.last_move)
-        add(2, f"Last: {th.stone_mark(3 - s.side)} {square_name(b, b.last_move)} ({x},{y})"
+        add(2, f"Last: {th.stone_mark(3 - s.side)} {b.move_name(b.last_move)} ({x},{y})"
                + (f"   ply {s.ply}/{s.total_plies()}" if s.future or s.review else ""))
     elif s.future:
         add(2, f"Start position   ply 0/{s.total_plies()}")
@@ -359,7 +359,7 @@ def panel_lines(view: View, width: int, max_lines: int) -> List[Text]:
         if analysis is not None and analysis.top:
             parts = []
             for m, share, w in analysis.top[:4]:
-                parts.append(f"{square_name(b, m)} {share:.0%}")
+                parts.append(f"{b.move_name(m)} {share:.0%}")
             src = "visits" if analysis.source == "search" else analysis.source
             add(3, f"Top ({src}): " + " ".join(parts))
         elif analysis is None:
@@ -414,7 +414,7 @@ def move_list(session: GameSession, width: int, max_lines: int, theme: Theme) ->
     b = session.board
     pairs = []
     for k in range(0, len(b.moves), 2):
-        two = " ".join(square_name(b, m) for m in b.moves[k:k + 2])
+        two = " ".join(b.move_name(m) for m in b.moves[k:k + 2])
         pairs.append(f"{k // 2 + 1}. {two}")
     lines = pack(pairs, width, sep="   ")
     head = "Moves" + (f" (last {max_lines - 1} lines)" if len(lines) > max_lines - 1 else "") + ":"

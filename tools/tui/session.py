@@ -50,12 +50,6 @@ def column_name(x: int) -> str:
     return chr(ord("a") + x) if x < 26 else str(x % 10)
 
 
-def square_name(board: Board, m: int) -> str:
-    """``h8`` (as :meth:`Board.move_name`), or ``x,y`` past column z."""
-    x, y = board.xy(m)
-    return board.move_name(m) if x < 26 else f"{x},{y}"
-
-
 @dataclass
 class Analysis:
     """What one search (or the evaluator's policy) says about one position.
@@ -168,10 +162,10 @@ class GameSession:
             raise MoveError("the game is over: 'new' starts another, 'undo' takes moves back")
         if b[m] != EMPTY:
             who = COLOR_NAME.get(b[m], "a wall")
-            raise MoveError(f"{square_name(b, m)} ({x},{y}) is occupied by {who}")
+            raise MoveError(f"{b.move_name(m)} ({x},{y}) is occupied by {who}")
         kind = movegen.forbidden_kind(b, m)
         if kind is not None:
-            raise MoveError(f"{square_name(b, m)} is forbidden for Black under renju "
+            raise MoveError(f"{b.move_name(m)} is forbidden for Black under renju "
                             f"({kind.label}); the points marked × are forbidden")
         return m
 
