@@ -53,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     tournament.add_parser(sub)
     from tools import build_pbrain
     build_pbrain.add_parser(sub)
-    from tools import serve
+    from tools.serve import app as serve
     serve.add_parser(sub)
     return p
 
@@ -77,7 +77,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         from tools import play
         return play.run(args)
     if args.command == "serve":
-        from tools import serve
+        from tools.serve import app as serve
         return serve.run(args)
     return 2
 

@@ -77,7 +77,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Dict, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
@@ -89,11 +89,12 @@ from gomoku_ai.mcts import MCTSConfig
 from gomoku_ai.player import Limit, NoMoveError, Player
 from gomoku_ai.rules import Rule
 
-from tools.serve_request import (ANALYZE_KEYS, MOVE_KEYS, Limits, Position, RequestError,
+from .request import (ANALYZE_KEYS, MOVE_KEYS, Limits, Position, RequestError,
                                  color_name, illegal, parse_limits, parse_position, parse_top)
 
 ENGINE_NAME = "pygomoku"
 MAX_BODY_BYTES = 64 * 1024
+DESCRIPTION = "A small HTTP move service; see tools/serve/app.py for the API."
 log = logging.getLogger("gomoku.serve")
 
 
@@ -643,8 +644,13 @@ def _positive_float(text: str) -> float:
 
 
 def add_parser(sub: Any) -> None:
+    """Register ``serve`` on a subparsers object."""
     p = sub.add_parser("serve", help="HTTP move service (POST /move, POST /analyze, GET /health)",
-                       description="A small HTTP move service; see tools/serve.py for the API.")
+                       description=DESCRIPTION)
+    _add_arguments(p)
+
+
+def _add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1",
                    help="address to bind (default loopback; there is no authentication)")
     p.add_argument("--port", type=int, default=8080, help="port (0: any free port)")
@@ -706,7 +712,8 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    ap = argparse.ArgumentParser(prog="serve")
-    add_parser(ap.add_subparsers(dest="command", required=True))
-    sys.exit(run(ap.parse_args(["serve", *sys.argv[1:]])))
+def main(argv: Optional[List[str]] = None) -> int:
+    """``python -m tools.serve [OPTIONS]``: the same as ``gomoku serve [OPTIONS]``."""
+    p = argparse.ArgumentParser(prog="python -m tools.serve", description=DESCRIPTION)
+    _add_arguments(p)
+    return run(p.parse_args(argv))
