@@ -49,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "freestyle 15x15 one; none: skip)")
     from tools import train
     train.add_parser(sub)
-    from tools import tournament
+    from tools.tournament import cli as tournament
     tournament.add_parser(sub)
     from tools import build_pbrain
     build_pbrain.add_parser(sub)
@@ -68,7 +68,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         from tools import train
         return train.run(args)
     if args.command == "tournament":
-        from tools import tournament
+        from tools.tournament import cli as tournament
         return tournament.run(args)
     if args.command == "build-pbrain":
         from tools import build_pbrain

@@ -479,7 +479,7 @@ def _run_teacher(args: Any) -> int:
     from gomoku_ai.rules import Rule
     from gomoku_ai.fileio import atomic_write_text
     from gomoku_ai.training.teacher import openings_from_records
-    from tools import tournament
+    from tools.tournament import cli as tournament
 
     out = Path(args.out)
     ops_path = out / "openings.txt"

@@ -41,7 +41,7 @@ from gomoku_ai.board import square_name
 from gomoku_ai.records import atomic_write_text
 from gomoku_ai.rules import Termination
 
-from .textwrap_items import pack
+from ..textwrap_items import pack
 
 RESULTS = ("1-0", "0-1", "1/2-1/2")
 #: the PGN Termination tag of each way a game ends
