@@ -47,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--model", default=None,
                        help="the network model to bench in the search (default: the shipped "
                             "freestyle 15x15 one; none: skip)")
-    from tools import train
+    from tools.train import cli as train
     train.add_parser(sub)
     from tools.tournament import cli as tournament
     tournament.add_parser(sub)
@@ -65,7 +65,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         from tools import bench
         return bench.run(args)
     if args.command == "train":
-        from tools import train
+        from tools.train import cli as train
         return train.run(args)
     if args.command == "tournament":
         from tools.tournament import cli as tournament
