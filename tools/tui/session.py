@@ -19,7 +19,7 @@ import numpy as np
 from gomoku_ai import movegen
 from gomoku_ai.board import Board, parse_move
 from gomoku_ai.records import GameRecord, GameResult, read_record, save_record
-from gomoku_ai.rules import BLACK, EMPTY, WHITE, Outcome, Rule, Termination
+from gomoku_ai.rules import BLACK, EMPTY, WHITE, Outcome, Rule, Termination, opponent
 
 COLOR_NAME = {BLACK: "Black", WHITE: "White"}
 
@@ -110,7 +110,7 @@ class GameSession:
     def outcome(self) -> Optional[Outcome]:
         """The result: the board's own (five, full board) or a resignation; None while playing."""
         if self.resigned is not None:
-            return Outcome(3 - self.resigned, Termination.RESIGNATION)
+            return Outcome(opponent(self.resigned), Termination.RESIGNATION)
         return self.board.outcome()
 
     def move_limit_reached(self) -> bool:
@@ -227,7 +227,7 @@ class GameSession:
 
     def resign(self) -> int:
         """The side to move resigns (the human, or the side to move in human vs human)."""
-        color = self.side if self.side in self.humans or not self.humans else 3 - self.side
+        color = self.side if self.side in self.humans or not self.humans else opponent(self.side)
         self.resigned = color
         return color
 
@@ -265,7 +265,7 @@ class GameSession:
             s.goto(len(moves))
         if (rec.result is not None and rec.result.termination is Termination.RESIGNATION
                 and at_end and s.board.outcome() is None and rec.result.winner is not None):
-            s.resigned = 3 - rec.result.winner
+            s.resigned = opponent(rec.result.winner)
         return s
 
     @staticmethod
