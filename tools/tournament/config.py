@@ -42,7 +42,7 @@ def default_concurrency() -> int:
 
 def build_config(args: argparse.Namespace) -> Dict[str, Any]:
     """The JSON configuration from parsed arguments (raises TournamentError / SpecError)."""
-    groups = _player_groups(args.players)
+    groups = split_player_tokens(args.players)
     specs = parse_players(args.players)
     n = len(specs)
     fmt = args.format
@@ -135,15 +135,10 @@ def player_files(specs: Sequence[Any]) -> Dict[str, Dict[str, str]]:
             if os.path.isfile(path):
                 try:
                     files[os.path.abspath(path)] = file_sha256(path)
-                except OSError:
+                except OSError:   # unreadable now: not recorded, so there is nothing to compare on resume
                     pass
         out[sp.name] = files
     return out
-
-
-
-def _player_groups(tokens: Sequence[str]) -> List[List[str]]:
-    return split_player_tokens(tokens)
 
 
 # ------------------------------------------------------------------------------------------ resume checks
