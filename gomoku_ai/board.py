@@ -109,10 +109,7 @@ class Board:
     def move_name(self, m: int) -> str:
         """``h8`` style name of ``m`` (column letter, 1-based row from the top); columns past ``z``
         (boards wider than 26) have no letter and are named ``x,y`` instead."""
-        x, y = self.xy(m)
-        if x >= 26:
-            return f"{x},{y}"
-        return f"{chr(ord('a') + x)}{y + 1}"
+        return square_name(*self.xy(m))
 
     def parse(self, text: str) -> int:
         """Flat index from ``"x,y"`` (0-based) or ``"h8"``; raises IllegalMoveError."""
@@ -399,6 +396,14 @@ class Board:
 
 _XY_RE = re.compile(r"^\s*(-?\d+)\s*,\s*(-?\d+)\s*$")
 _POS_RE = re.compile(r"^\s*([a-zA-Z])\s*(\d+)\s*$")
+
+
+def square_name(x: int, y: int) -> str:
+    """``h8`` for (7, 7): the column letter of ``x`` and the 1-based row ``y + 1`` counted from the top (the
+    inverse of :func:`parse_move`); a square with no column letter (``x`` outside a..z) is named ``x,y``."""
+    if not 0 <= x < 26:
+        return f"{x},{y}"
+    return f"{chr(ord('a') + x)}{y + 1}"
 
 
 def parse_move(text: str) -> Tuple[int, int]:

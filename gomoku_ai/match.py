@@ -3,7 +3,7 @@
 :func:`play_game` plays one game between two :class:`GamePlayer` objects (Black first) and returns a
 :class:`PlayedGame`: the moves (opening included), the winner, the :class:`~gomoku_ai.rules.Termination` and a
 reason. In-process players are :class:`gomoku_ai.players.EnginePlayer` (named by the spec vocabulary of
-:mod:`gomoku_ai.players`); external pbrain engines (``tools.tournament_players.ExternalPlayer`` over
+:mod:`gomoku_ai.players`); external pbrain engines (``tools.tournament.players.ExternalPlayer`` over
 ``protocol.manager``) implement the same interface, and their failures are :class:`PlayerError` subclasses, so
 the referee never looks at what kind of player it drives.
 

@@ -1,6 +1,6 @@
 """Player specs: the one vocabulary that names an in-process player, and the match player it makes.
 
-The tournament (``tools/tournament_players.py``, which adds ``key=value`` options and external ``cmd=``
+The tournament (``tools/tournament/players.py``, which adds ``key=value`` options and external ``cmd=``
 engines), gating (:mod:`gomoku_ai.training.gating`), the strength curve (:mod:`gomoku_ai.training.curve`) and
 self-play (:mod:`gomoku_ai.training.selfplay`, which takes the evaluator only) all read specs here:
 

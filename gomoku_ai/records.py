@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import (Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union)
 
 from .fileio import atomic_write_text  # noqa: F401 - re-exported for callers
-from .board import MAX_SIZE, MIN_SIZE, Board, IllegalMoveError
+from .board import MAX_SIZE, MIN_SIZE, Board, IllegalMoveError, square_name
 from .rules import BLACK, WHITE, EMPTY, Outcome, Rule, Termination, rule_from_gomocup
 
 __all__ = [
@@ -944,7 +944,7 @@ def format_opening(moves: Sequence[Move], fmt: str = "offset", width: int = 15,
     if fmt == "pos":
         if width > 26:
             raise ValueError("the pos format has column letters a..z only (width <= 26)")
-        return "".join(f"{chr(ord('a') + x)}{y + 1}" for x, y in moves)
+        return "".join(square_name(x, y) for x, y in moves)
     raise ValueError(f"unknown opening format {fmt!r}: 'offset' or 'pos'")
 
 

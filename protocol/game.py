@@ -30,11 +30,11 @@ from gomoku_ai.timeman import Deadlines, move_deadlines
 from . import fallback
 from . import lines as L
 from .framing import Block
+from .lines import DEFAULT_MAX_MEMORY  # INFO max_memory 0 means this default (as Rapfi does)
 from .think import now_ms
 
 log = logging.getLogger("pygomoku.brain")
 
-DEFAULT_MAX_MEMORY = 350 * 1024 * 1024  #: INFO max_memory 0 means the Gomocup default (as Rapfi does)
 DEFAULT_SIZE = (15, 15)                  #: the board size assumed before the first START
 
 _INT_KEYS = frozenset({

@@ -42,6 +42,7 @@ __all__ = [
     "format_board", "format_swap2board", "strip_line", "COMMAND_WORDS", "Point",
 ]
 
+DEFAULT_MAX_MEMORY = 350 * 1024 * 1024  #: ``INFO max_memory`` default in bytes (Gomocup, c-gomoku-cli; 0 means it)
 MAX_COORD_DIGITS = 9  # longer numbers are rejected before int() (which would also refuse > 4300 digits)
 
 

@@ -55,6 +55,7 @@ from typing import Any, Callable, Deque, Dict, Iterable, List, Optional, Sequenc
 
 from gomoku_ai.match import PlayerError
 from gomoku_ai.rules import Termination
+from gomoku_ai.timeman import UNLIMITED
 
 from . import lines as L
 
@@ -65,9 +66,7 @@ __all__ = [
     "MoveReply", "EngineClient", "kill_process_tree", "UNLIMITED",
 ]
 
-UNLIMITED = 2147483647            #: ``INFO time_left`` value for "no game clock"
 MAX_LINE_BYTES = 1 << 20          #: a longer stdout line is cut there
-DEFAULT_MAX_MEMORY = 367001600    #: 350 MB, Gomocup's and c-gomoku-cli's default
 _POLL_S = 0.05                    #: how often a wait re-checks that the process is alive
 
 

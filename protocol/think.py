@@ -2,8 +2,8 @@
 
 A front end runs ``player.think`` on a worker thread so that it can stop it, bound it, and do without it
 when it does not return in time. This module is that one piece, used by the brain
-(:mod:`protocol.supervise`), the terminal UI (``tools/tui/app.py``) and the tournament's in-process players
-(``tools/tournament_players.py``); ``gomoku_ai`` never imports it (it may import :mod:`protocol.fallback`).
+(:mod:`protocol.supervise`), the terminal UI (``tools/tui/engine.py``) and the tournament's in-process players
+(``tools/tournament/players.py``); ``gomoku_ai`` never imports it (it may import :mod:`protocol.fallback`).
 
 * :class:`ThinkJob`: one call of :meth:`gomoku_ai.player.Thinker.think` on a daemon thread, with its
   ``stop`` event. :meth:`ThinkJob.request_stop` sets the event and gives the player a grace period to return

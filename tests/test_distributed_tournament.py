@@ -1,4 +1,4 @@
-"""Tournaments on the worker pools (tools/tournament.py with gomoku_ai.workers): the same short round robin
+"""Tournaments on the worker pools (tools/tournament/ with gomoku_ai.workers): the same short round robin
 (a network, two MCTS players, fixed visits and seed, 8x8) played inline, on local worker processes and on Ray
 actors gives the same results, records and standings, apart from the ``worker`` and timing fields; a Ray
 worker killed mid-game from outside loses only that attempt (every game once, none abandoned, same results);
@@ -20,8 +20,8 @@ from typing import Any, Dict, Iterator, List, Optional
 import pytest
 
 from gomoku_ai.records import read_psq, read_sgf
-from tools import tournament as T
-from tools.tournament_results import ResultsFile
+from tools.tournament import cli as T
+from tools.tournament.results import ResultsFile
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = ROOT / "models" / "gomoku8-4x32"

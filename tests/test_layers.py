@@ -24,7 +24,7 @@ BOARD_LAYER = {"gomoku_ai.board", "gomoku_ai.rules", "gomoku_ai.renju", "gomoku_
 # What a user starts to play: the brain, the terminal UI and the move service; none of them may reach
 # torch by any import, lazy or not. The command line also dispatches to training, lazily, so for it
 # only what runs when it is imported counts.
-PLAY_ROOTS = ("engine", "tools.tui", "tools.serve")
+PLAY_ROOTS = ("engine", "tools.tui", "tools.serve.app")
 DISPATCH_ROOTS = ("tools.cli",)
 
 

@@ -1,5 +1,5 @@
 """Manager side of the protocol (protocol/manager.py) and the referee (gomoku_ai/match.py, through
-tools/tournament_game.py), against our own engine.py and against small fake engines: stall -> timeout loss and the process tree killed within
+tools/tournament/game.py), against our own engine.py and against small fake engines: stall -> timeout loss and the process tree killed within
 deadline + tolerance; crash -> crash loss and a working restart; occupied square -> illegal move; garbage ->
 protocol error; renju forbidden move; bad bytes, MESSAGE/DEBUG and stderr handled without failing; a late reply
 within the tolerance counted (only the clock charged), beyond it a time loss."""
@@ -18,8 +18,8 @@ from gomoku_ai.rules import Rule, Termination
 from protocol.manager import (EngineClient, EngineCrashed, EngineProtocolError, EngineState, EngineStateError,
                               EngineTimeout)
 from gomoku_ai.match import GameConfig, TimeControl
-from tools.tournament_game import GameSpec, play_game
-from tools.tournament_players import ExternalPlayer, InProcessPlayer, parse_player
+from tools.tournament.game import GameSpec, play_game
+from tools.tournament.players import ExternalPlayer, InProcessPlayer, parse_player
 
 ROOT = Path(__file__).resolve().parents[1]
 ENGINE = ROOT / "engine.py"

@@ -615,7 +615,7 @@ def test_one_numbering_for_openings_schedule_and_gate():
     transforms of gomoku_ai.net.symmetries (recorded as ``transform`` in results.jsonl)."""
     from gomoku_ai.board import Board
     from gomoku_ai.training.gating import gate_openings
-    from tools.tournament_schedule import transform_point
+    from tools.tournament.schedule import transform_point
     for k in range(8):
         for x, y in ((0, 0), (3, 1), (14, 2)):
             m = transform_move(y * 15 + x, k, 15, 15)

@@ -103,7 +103,7 @@ def test_a_missing_model_raises_when_resolved():
 
 
 def test_the_tournament_reads_the_same_vocabulary():
-    from tools.tournament_players import InProcessPlayer, parse_player
+    from tools.tournament.players import InProcessPlayer, parse_player
     for text in ("pure:30", "tactics", "uniform:20", "heuristic:2s", "model:m.json:800", "random"):
         t = parse_player([text])
         assert t.in_process() == parse_player_spec(text)

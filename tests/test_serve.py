@@ -24,8 +24,8 @@ from gomoku_ai.board import Board
 from gomoku_ai.evaluator import HeuristicEvaluator
 from gomoku_ai.renju import is_forbidden
 from gomoku_ai.rules import Rule
-from tools import serve
-from tools.serve_request import parse_limits
+from tools.serve import app as serve
+from tools.serve.request import parse_limits
 
 ROOT = Path(__file__).resolve().parents[1]
 HOST = "127.0.0.1"

@@ -1,4 +1,4 @@
-"""The tournament runner (tools/tournament*.py): player specs, the schedule, a short round robin of in-process
+"""The tournament runner (tools/tournament/): player specs, the schedule, a short round robin of in-process
 players, external engines (our engine.py and a crashing fake), --resume after a kill (same results as an
 uninterrupted run) or a torn results line, the PGN file read back (and as Ordo scans it), the live table,
 an SPRT match that stops when decided, worker processes (-j 2), and a stuck in-process search."""
@@ -18,12 +18,12 @@ import pytest
 from gomoku_ai import rating as R
 from gomoku_ai.records import read_psq, read_sgf
 from gomoku_ai.rules import Rule
-from tools import tournament as T
+from tools.tournament import cli as T
 from gomoku_ai.match import GameConfig, TimeControl
-from tools.tournament_players import (InProcessPlayer, SpecError, parse_player, parse_players,
+from tools.tournament.players import (InProcessPlayer, SpecError, parse_player, parse_players,
                                       split_player_tokens)
-from tools.tournament_results import ResultsFile, format_summary
-from tools.tournament_schedule import build_schedule, transform_point
+from tools.tournament.results import ResultsFile, format_summary
+from tools.tournament.schedule import build_schedule, transform_point
 
 ROOT = Path(__file__).resolve().parents[1]
 ENGINE = ROOT / "engine.py"
@@ -335,7 +335,7 @@ def test_sprt_match_stops_when_decided(tmp_path, capsys):
     assert s["games_played"] < 60 and s["games_played"] % 2 == 0
     assert s["stop_reason"].startswith("SPRT: H1")
     assert "Score of heuristic:30 vs random" in text and "SPRT (logistic" in text
-    from tools.tournament_live import footer_lines
+    from tools.tournament.live import footer_lines
     foot = footer_lines(s)
     assert any(x.startswith("SPRT [0, 200] LLR") and x.endswith("-> H1") for x in foot), foot
     assert any("penta" in x for x in foot)
@@ -371,7 +371,7 @@ def test_sprt_on_parallel_workers_stops_where_the_sequential_run_stops(tmp_path,
 def test_the_sprt_reads_the_contiguous_prefix_of_finished_pairs():
     """Pairs 0-2 and 4-9 complete, pair 3 half played (its second game still running on a worker): the SPRT
     counts pairs 0-2 only, exactly what a sequential run had seen at that point; the standings count all."""
-    from tools.tournament_results import prefix_pairs, summarize
+    from tools.tournament.results import prefix_pairs, summarize
     recs = []
     for pair in range(10):
         for k, g in enumerate((2 * pair, 2 * pair + 1)):
@@ -401,7 +401,7 @@ def test_the_sprt_stops_at_the_first_pair_where_it_decides_even_when_the_prefix_
     """Eight won pairs then two lost ones: a sequential run accepts H1 after pair 8. On workers pair 7 may finish
     last, so the complete prefix goes from 7 pairs straight to 10, where the LLR is back inside the bounds; the
     SPRT still reports the decision at pair 8."""
-    from tools.tournament_results import sequential_sprt
+    from tools.tournament.results import sequential_sprt
     cfg = {"elo0": 0, "elo1": 200, "alpha": 0.05, "beta": 0.05}
     recs = []
     for pair in range(10):
@@ -424,7 +424,7 @@ def test_a_runner_error_on_a_worker_stops_with_the_summary_and_keeps_finished_ga
     the run ends with exit code 2, a one-line message and the summary, and the traceback is in the log."""
     import gomoku_ai.workers as W
     from gomoku_ai.workers import TaskResult
-    from tools.tournament_worker import GameRunner
+    from tools.tournament.worker import GameRunner
 
     class OnePoolThatFails:
         def __init__(self, spec, n, **kw):
@@ -438,7 +438,7 @@ def test_a_runner_error_on_a_worker_stops_with_the_summary_and_keeps_finished_ga
                 if t.key == 3:
                     yield TaskResult(t.key, "error", error="Traceback ...\nZeroDivisionError: boom", worker="w-1")
                     return
-                from tools.tournament_game import GameSpec
+                from tools.tournament.game import GameSpec
                 yield TaskResult(t.key, "ok", value=self.runner.play(GameSpec.from_dict(t.payload)), worker="w-0")
 
         def close(self):
@@ -563,7 +563,7 @@ def render_rows(summary, left):
     """The live standings table as rows of cell strings."""
     from io import StringIO
     from rich.console import Console
-    from tools.tournament_live import standings_table
+    from tools.tournament.live import standings_table
     buf = StringIO()
     Console(file=buf, width=200, color_system=None).print(standings_table(summary, left))
     rows = []
@@ -578,7 +578,7 @@ def test_live_table_and_progress_on_a_terminal(tmp_path, capsys, monkeypatch):
     import argparse
     from io import StringIO
     from rich.console import Console
-    from tools.tournament_live import LiveDisplay
+    from tools.tournament.live import LiveDisplay
     buf = StringIO()
 
     def factory(total, done, title):
@@ -615,7 +615,7 @@ def test_live_table_and_progress_on_a_terminal(tmp_path, capsys, monkeypatch):
 def test_every_termination_survives_the_sgf_record(tmp_path):
     """Each termination (a protocol-error loss included), written to results.jsonl as its value, is
     written as TE[...] and read back."""
-    from tools.tournament import record_of
+    from tools.tournament.runner import record_of
     from gomoku_ai.records import write_sgf
     from gomoku_ai.rules import Termination
     cfg = {"width": 15, "height": 15, "rule": "freestyle", "tc": "0/1", "format": "gauntlet"}

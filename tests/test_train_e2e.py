@@ -118,7 +118,7 @@ def test_curve_and_plot(run: Path, tmp_path: Path) -> None:
     assert r["games"] == 2 and r["wins"] + r["draws"] + r["losses"] == 2
     assert strength_curve(run, opponent="uniform", visits=8, games=2, every=2) == []  # resumed
     pytest.importorskip("matplotlib")
-    from tools.train_plot import plot_run
+    from tools.train.plot import plot_run
     out = tmp_path / "run.png"
     res = plot_run(run, out)
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -128,7 +128,7 @@ def test_curve_and_plot(run: Path, tmp_path: Path) -> None:
 
 def test_live_display_renders_loop_records(run: Path) -> None:
     from rich.console import Console
-    from tools.train import LiveDisplay
+    from tools.train.live import LiveDisplay
     buf = io.StringIO()
     console = Console(file=buf, force_terminal=True, width=140)
     recs = json.loads((run / "records.json").read_text())

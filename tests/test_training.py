@@ -241,8 +241,8 @@ def test_checkpoints_hold_cpu_tensors(tmp_path: Path) -> None:
 
 
 def test_gpu_burst_runs_on_cpu(tmp_path: Path) -> None:
-    """tools/gpu_burst.py (the prepared GPU script) end to end on the CPU with a tiny budget."""
-    from tools import gpu_burst
+    """tools/train/gpu_burst.py (the prepared GPU script) end to end on the CPU with a tiny budget."""
+    from tools.train import gpu_burst
     shard = tmp_path / "sl.npz"
     save_shard(_tiny_positions(30), shard)
     out = tmp_path / "out"
@@ -262,7 +262,7 @@ def test_gpu_burst_runs_on_cpu(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------- plots
 def test_plot_writes_a_png_from_a_synthetic_log(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib", reason="gomoku train plot needs matplotlib (train extra)")
-    from tools.train_plot import plot_run
+    from tools.train.plot import plot_run
     run = tmp_path / "run"
     (run / "train").mkdir(parents=True)
     with open(run / "train" / "log.jsonl", "w") as f:

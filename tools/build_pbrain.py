@@ -45,6 +45,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from protocol.lines import DEFAULT_MAX_MEMORY
+
 ROOT = Path(__file__).resolve().parents[1]
 ENTRY = ROOT / "engine.py"
 MODEL_SUFFIXES = (".json", ".npz", ".onnx")
@@ -325,6 +327,82 @@ def _vm_kb(pid: int) -> Dict[str, int]:
     return vals
 
 
+class _BrainProcess:
+    """A brain started in a scratch folder for :func:`smoke`: its stdout lines are read by a thread (with the time
+    each arrived), and the peak memory and process count of its process tree are sampled while it is waited on.
+    Use as a context manager: leaving kills it if it still runs and keeps its stderr in :attr:`stderr`."""
+
+    def __init__(self, exe: Sequence[str], cwd: str, env: Dict[str, str], timeout: float) -> None:
+        import threading
+        self.exe = list(exe)
+        self.timeout = timeout
+        self.replies: List[Tuple[float, str]] = []
+        self.peak: Dict[str, int] = {}
+        self.nprocs = 1
+        self.stderr = b""
+        self._got = threading.Condition()
+        self.t0 = time.perf_counter()
+        self.proc = subprocess.Popen(self.exe, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, cwd=cwd, env=env, bufsize=0)
+        self._reader = threading.Thread(target=self._pump, daemon=True)
+        self._reader.start()
+
+    def _pump(self) -> None:
+        for raw in iter(self.proc.stdout.readline, b""):
+            with self._got:
+                self.replies.append((time.perf_counter(), raw.decode("utf-8", "replace").rstrip("\r\n")))
+                self._got.notify_all()
+
+    def sample(self) -> None:
+        """Update the peak memory (kB, summed over the tree) and the largest process count seen."""
+        tree = _proc_tree(self.proc.pid)
+        self.nprocs = max(self.nprocs, len(tree))
+        tot: Dict[str, int] = {}
+        for p in tree:
+            for k, v in _vm_kb(p).items():
+                tot[k] = tot.get(k, 0) + v
+        for k, v in tot.items():
+            self.peak[k] = max(self.peak.get(k, 0), v)
+
+    def send(self, text: str) -> None:
+        self.proc.stdin.write(text.encode())
+        self.proc.stdin.flush()
+
+    def wait_reply(self, n: int) -> Tuple[float, str]:
+        """(arrival time, text) of the ``n``-th reply line (1-based), waiting at most the timeout; raises
+        BuildError when it does not come (or the brain exits first)."""
+        proc = self.proc
+        end = time.perf_counter() + self.timeout
+        with self._got:
+            while len(self.replies) < n:
+                left = end - time.perf_counter()
+                if left <= 0 or proc.poll() is not None and len(self.replies) < n:
+                    self._got.wait(0.2)  # a last look at output that was already written
+                    if len(self.replies) >= n:
+                        break
+                    raise BuildError(f"{self.exe[0]}: no reply #{n} (exit {proc.poll()}; stderr "
+                                     f"{proc.stderr.read(500) if proc.poll() is not None else b''!r})")
+                self._got.wait(min(left, 0.05))
+                self.sample()
+            return self.replies[n - 1]
+
+    def __enter__(self) -> "_BrainProcess":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        proc = self.proc
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+        self._reader.join(timeout=2)
+        self.stderr = proc.stderr.read() or b""
+        for f in (proc.stdin, proc.stdout, proc.stderr):
+            try:
+                f.close()
+            except OSError:
+                pass
+
+
 def smoke(exe: Sequence[str], turn_ms: int = 1000, max_node: int = 0, moves: int = 1,
           timeout: float = 60.0, env: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
     """Start the brain ``exe`` (a command list) in a scratch folder as GomocupJudge does (START and INFO written
@@ -332,7 +410,6 @@ def smoke(exe: Sequence[str], turn_ms: int = 1000, max_node: int = 0, moves: int
     the times from process start to OK and to the first move (ms), the number of processes (bootloader
     children included) and, on Linux, the peak VmPeak/VmHWM/VmRSS summed over the process tree (kB)."""
     import tempfile
-    import threading
     e = dict(os.environ)
     for k in ("PYTHONUNBUFFERED", "PYGOMOKU_PLAYER", "PYGOMOKU_LOG", "PYGOMOKU_HOME", "PYGOMOKU_MODELS"):
         e.pop(k, None)
@@ -340,93 +417,37 @@ def smoke(exe: Sequence[str], turn_ms: int = 1000, max_node: int = 0, moves: int
     exe = [str(a) for a in exe]
     if os.path.isfile(exe[0]):  # it runs in a scratch folder
         exe[0] = os.path.abspath(exe[0])
-    replies: List[Tuple[float, str]] = []
-    got = threading.Condition()
-    with tempfile.TemporaryDirectory(prefix="pbrain-smoke-") as cwd:
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(list(exe), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                cwd=cwd, env=e, bufsize=0)
-
-        def pump() -> None:
-            for raw in iter(proc.stdout.readline, b""):
-                with got:
-                    replies.append((time.perf_counter(), raw.decode("utf-8", "replace").rstrip("\r\n")))
-                    got.notify_all()
-        reader = threading.Thread(target=pump, daemon=True)
-        reader.start()
-        peak: Dict[str, int] = {}
-        nprocs = 1
-
-        def sample() -> None:
-            nonlocal nprocs
-            tree = _proc_tree(proc.pid)
-            nprocs = max(nprocs, len(tree))
-            tot: Dict[str, int] = {}
-            for p in tree:
-                for k, v in _vm_kb(p).items():
-                    tot[k] = tot.get(k, 0) + v
-            for k, v in tot.items():
-                peak[k] = max(peak.get(k, 0), v)
-
-        def send(text: str) -> None:
-            proc.stdin.write(text.encode())
-            proc.stdin.flush()
-
-        def wait_reply(n: int) -> Tuple[float, str]:
-            end = time.perf_counter() + timeout
-            with got:
-                while len(replies) < n:
-                    left = end - time.perf_counter()
-                    if left <= 0 or proc.poll() is not None and len(replies) < n:
-                        got.wait(0.2)  # a last look at output that was already written
-                        if len(replies) >= n:
-                            break
-                        raise BuildError(f"{exe[0]}: no reply #{n} (exit {proc.poll()}; stderr "
-                                         f"{proc.stderr.read(500) if proc.poll() is not None else b''!r})")
-                    got.wait(min(left, 0.05))
-                    sample()
-                return replies[n - 1]
+    with tempfile.TemporaryDirectory(prefix="pbrain-smoke-") as cwd, _BrainProcess(exe, cwd, e, timeout) as brain:
+        brain.send(f"START 15\r\nINFO timeout_turn {turn_ms}\r\nINFO timeout_match 0\r\n"
+                   f"INFO max_memory {DEFAULT_MAX_MEMORY}\r\nINFO max_node {max_node}\r\nINFO rule 0\r\nBEGIN\r\n")
+        t_ok, ok = brain.wait_reply(1)
+        t_mv, first = brain.wait_reply(2)
+        brain.sample()
+        played = [first]
+        occupied = {first}
+        loaded = _maps_mention(_proc_tree(brain.proc.pid), "onnxruntime")
+        # the opponent plays squares with both coordinates even: no two adjacent, so never a five
+        squares = [f"{x},{y}" for x, y in sorted(((x, y) for x in range(0, 15, 2) for y in range(0, 15, 2)),
+                                                key=lambda p: ((p[0] * 5 + p[1] * 3) % 17, p))]
+        for i in range(1, moves):
+            opp = next(sq for sq in squares if sq not in occupied)
+            occupied.add(opp)
+            brain.send(f"TURN {opp}\r\n")
+            _, mv = brain.wait_reply(2 + i)
+            brain.sample()
+            played.append(mv)
+            occupied.add(mv)
+            if not re.fullmatch(r"\d+,\d+", mv):  # the game is over (or the brain refused)
+                break
+        brain.send("END\r\n")
         try:
-            send(f"START 15\r\nINFO timeout_turn {turn_ms}\r\nINFO timeout_match 0\r\n"
-                 f"INFO max_memory 367001600\r\nINFO max_node {max_node}\r\nINFO rule 0\r\nBEGIN\r\n")
-            t_ok, ok = wait_reply(1)
-            t_mv, first = wait_reply(2)
-            sample()
-            played = [first]
-            occupied = {first}
-            loaded = _maps_mention(_proc_tree(proc.pid), "onnxruntime")
-            # the opponent plays squares with both coordinates even: no two adjacent, so never a five
-            squares = [f"{x},{y}" for x, y in sorted(((x, y) for x in range(0, 15, 2) for y in range(0, 15, 2)),
-                                                    key=lambda p: ((p[0] * 5 + p[1] * 3) % 17, p))]
-            for i in range(1, moves):
-                opp = next(sq for sq in squares if sq not in occupied)
-                occupied.add(opp)
-                send(f"TURN {opp}\r\n")
-                _, mv = wait_reply(2 + i)
-                sample()
-                played.append(mv)
-                occupied.add(mv)
-                if not re.fullmatch(r"\d+,\d+", mv):  # the game is over (or the brain refused)
-                    break
-            send("END\r\n")
-            try:
-                rc = proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                rc = None
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait(timeout=10)
-            reader.join(timeout=2)
-            err = proc.stderr.read() or b""
-            for f in (proc.stdin, proc.stdout, proc.stderr):
-                try:
-                    f.close()
-                except OSError:
-                    pass
-    return {"ok": ok, "moves": played, "exit": rc, "stderr": err.decode("utf-8", "replace")[:500],
+            rc = brain.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            rc = None
+    t0 = brain.t0
+    return {"ok": ok, "moves": played, "exit": rc, "stderr": brain.stderr.decode("utf-8", "replace")[:500],
             "start_to_ok_ms": round(1000 * (t_ok - t0), 1), "start_to_first_move_ms": round(1000 * (t_mv - t0), 1),
-            "processes": nprocs, "mem_kb": peak, "onnxruntime_loaded": loaded}
+            "processes": brain.nprocs, "mem_kb": brain.peak, "onnxruntime_loaded": loaded}
 
 
 def _maps_mention(pids: Sequence[int], word: str) -> Optional[bool]:

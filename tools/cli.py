@@ -47,13 +47,13 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--model", default=None,
                        help="the network model to bench in the search (default: the shipped "
                             "freestyle 15x15 one; none: skip)")
-    from tools import train
+    from tools.train import cli as train
     train.add_parser(sub)
-    from tools import tournament
+    from tools.tournament import cli as tournament
     tournament.add_parser(sub)
     from tools import build_pbrain
     build_pbrain.add_parser(sub)
-    from tools import serve
+    from tools.serve import app as serve
     serve.add_parser(sub)
     return p
 
@@ -65,10 +65,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         from tools import bench
         return bench.run(args)
     if args.command == "train":
-        from tools import train
+        from tools.train import cli as train
         return train.run(args)
     if args.command == "tournament":
-        from tools import tournament
+        from tools.tournament import cli as tournament
         return tournament.run(args)
     if args.command == "build-pbrain":
         from tools import build_pbrain
@@ -77,7 +77,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         from tools import play
         return play.run(args)
     if args.command == "serve":
-        from tools import serve
+        from tools.serve import app as serve
         return serve.run(args)
     return 2
 

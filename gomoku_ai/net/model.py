@@ -205,7 +205,7 @@ class Network:
             if legal.shape[1] != h * w:
                 raise ValueError(f"a legal-move mask has {legal.shape[1]} squares, the board "
                                  f"{h * w}")
-            probs = _masked_softmax(logits, legal)
+            probs = masked_softmax(logits, legal)
             for j, i in enumerate(idx):
                 if sparse:
                     moves = np.flatnonzero(legal[j])
@@ -219,17 +219,19 @@ class Network:
         x = encode(board)[None]
         logits, v = self.forward(x)
         legal = board.legal_mask() if mask is None else np.asarray(mask, bool).reshape(1, -1)
-        return _masked_softmax(logits, legal.reshape(1, -1))[0], float(v[0])
+        return masked_softmax(logits, legal.reshape(1, -1))[0], float(v[0])
 
 
-def _masked_softmax(logits: np.ndarray, legal: np.ndarray) -> np.ndarray:
-    z = np.where(legal, logits, -np.inf).astype(np.float32, copy=False)
+def masked_softmax(logits: np.ndarray, legal: np.ndarray, dtype: Any = np.float32) -> np.ndarray:
+    """Row-wise softmax of ``logits`` (N, H*W) over the squares where ``legal`` (N, H*W, bool) is set, in
+    ``dtype``; illegal squares get 0, and a row with no legal square is all zeros."""
+    z = np.where(legal, logits, -np.inf).astype(dtype, copy=False)
     top = z.max(axis=1, keepdims=True)
     top[~np.isfinite(top)] = 0.0
     e = np.exp(z - top)
     s = e.sum(axis=1, keepdims=True)
     s[s == 0] = 1.0
-    return (e / s).astype(np.float32, copy=False)
+    return (e / s).astype(dtype, copy=False)
 
 
 def load_model(path: PathLike, backend: str = "auto", threads: int = 1) -> Network:

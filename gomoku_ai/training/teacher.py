@@ -1,7 +1,7 @@
 """Teacher data: games played by a strong external pbrain engine, from openings cut out of real games.
 
 The policy targets of a network are only as good as the moves it copies. ``gomoku train teacher``
-(``tools/train.py``) lets any pbrain engine (Rapfi, AIWine, an older version of this one) play
+(``tools/train/cli.py``) lets any pbrain engine (Rapfi, AIWine, an older version of this one) play
 itself through the tournament runner -- resumable, with progress, one record file per game -- from
 openings taken as prefixes of game records (for example the Gomocup 2024 games in
 ``../shared/data/``). ``gomoku train pack --records OUT/match/games --openings OUT/openings.txt``

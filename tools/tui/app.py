@@ -2,7 +2,10 @@
 
 :class:`TerminalUI` takes its console, its line reader and its player from the caller, so tests drive
 it with a pipe input and a recording console; :func:`run` builds the real ones for
-``gomoku play``.
+``gomoku play``. It owns the loop (an engine move, a game-end offer or one line of input per step),
+the output and the dispatch of a line to a move or a ``cmd_*`` handler; the handlers are its
+mixins :class:`~tools.tui.handlers.GameCommands` and :class:`~tools.tui.review.ReviewCommands`, and
+the engine's player and searches are its :class:`~tools.tui.engine.EngineSeat`.
 
 Screen: the console is cleared and one frame (board + panel) is drawn before each prompt; while the
 engine thinks, the frame is redrawn live (rich.Live) with its progress, and Ctrl-C (SIGINT) sets the
@@ -10,29 +13,24 @@ search's stop event, so the engine plays its best move so far and the program go
 """
 from __future__ import annotations
 
-import io
 import os
-import signal
 import sys
-import threading
 import time
-from typing import Any, Callable, Hashable, List, Optional, TextIO, Tuple
+from typing import Any, Callable, List, Optional, TextIO, Tuple
 
-import numpy as np
 from rich.console import Console
 
-from gomoku_ai import movegen
-from gomoku_ai.board import Board, BoardSizeError
+from gomoku_ai.board import BoardSizeError
 from gomoku_ai.player import Limit, NoMoveError, Player, SearchInfo
-from gomoku_ai.records import RecordFormatError
 from gomoku_ai.rules import BLACK, WHITE, Rule
-from gomoku_ai.shipped import factory_key, make_with, takes_size
 from protocol.think import ThinkJob
 
 from . import commands as C
+from .engine import EngineSeat
+from .handlers import GameCommands
 from .render import Theme, Thinking, View, frame
-from .session import (COLOR_NAME, Analysis, GameSession, MoveError, default_save_name,
-                      parse_size, square_name)
+from .review import ReviewCommands
+from .session import COLOR_NAME, Analysis, GameSession, MoveError, default_save_name, parse_size
 
 
 # ============================================================================ line readers
@@ -81,7 +79,7 @@ class PromptReader:
             from prompt_toolkit.application import get_app
             text = get_app().current_buffer.text.strip()
             return text == "" or (ui.view.cursor is not None and
-                                  text == square_name(ui.session.board, ui.view.cursor))
+                                  text == ui.session.board.move_name(ui.view.cursor))
 
         def mover(dx: int, dy: int):
             def handler(event) -> None:
@@ -104,7 +102,7 @@ class PromptReader:
 
 
 # ============================================================================ the UI
-class TerminalUI:
+class TerminalUI(GameCommands, ReviewCommands):
     """One terminal session of games. ``player_factory(rule, width, height)`` (or
     ``player_factory(rule)``) gives the engine for a rule and board size (called again when ``new`` or
     ``load`` changes what it would give: its ``key(rule, width, height)`` when it has one, else the
@@ -116,17 +114,11 @@ class TerminalUI:
                  engine_label: str = "", watch_delay_s: float = 0.0,
                  save_dir: str = ".", model: Optional[str] = None) -> None:
         self.session = session
-        self.model = model
-        self.player_factory = player_factory
-        self._factory_sized = takes_size(player_factory)
-        self.player_key = self._player_key()
-        self.player = self._make_player()
-        self.limit = limit
+        self.engine = EngineSeat(player_factory, session, limit, model, engine_label)
         self.console = console
         self.theme = Theme.for_console(console, no_color)
         self.reader = reader
         self.export_svg = export_svg
-        self.engine_label = engine_label
         self.watch_delay_s = watch_delay_s
         self.save_dir = save_dir
         self.view = View(session, self.theme, engine=self._engine_text())
@@ -136,16 +128,25 @@ class TerminalUI:
         self.offered_save = False
         self._ctrl_c = 0
         self._prefill = ""
-        self._lock = threading.Lock()
         self.max_moves = session.max_moves
+
+    @property
+    def player(self) -> Player:
+        """The engine's current Player (see :class:`~tools.tui.engine.EngineSeat`)."""
+        return self.engine.player
+
+    @property
+    def limit(self) -> Limit:
+        """The engine's per-move budget (``time`` and ``visits`` change it)."""
+        return self.engine.limit
+
+    @limit.setter
+    def limit(self, limit: Limit) -> None:
+        self.engine.limit = limit
 
     # ------------------------------------------------------------------ output
     def _engine_text(self) -> str:
-        lim = self.limit
-        budget = (f"{lim.visits:,} visits" if lim.visits
-                  else f"{(lim.soft_ms or 0) / 1000:g} s")
-        label = self.engine_label or _model_label(self.model, self.player, self.session.rule)
-        return f"{label}, {budget}"
+        return self.engine.describe(self.session.rule)
 
     def say(self, text: str, kind: str = "info") -> None:
         self.log.append((kind, text))
@@ -315,106 +316,45 @@ class TerminalUI:
             x = min(b.width - 1, max(0, x + dx))
             y = min(b.height - 1, max(0, y + dy))
             self.view.cursor = b.index(x, y)
-        return square_name(b, self.view.cursor)
+        return b.move_name(self.view.cursor)
 
     # ------------------------------------------------------------------ the engine
-    def _player_key(self) -> Hashable:
-        s = self.session
-        return factory_key(self.player_factory, s.rule, s.board.width, s.board.height,
-                           self._factory_sized)
-
-    def _make_player(self) -> Player:
-        s = self.session
-        return make_with(self.player_factory, s.rule, s.board.width, s.board.height,
-                         self._factory_sized)
-
     def _ensure_player(self) -> None:
-        key = self._player_key()
-        if key != self.player_key:
-            self.player = self._make_player()
-            self.player_key = key
+        if self.engine.ensure(self.session):
             self.view.engine = self._engine_text()
 
     def think(self, purpose: str) -> Optional[SearchInfo]:
-        """Run Player.think in a worker thread (:class:`protocol.think.ThinkJob`, no deadline), showing
-        live progress; Ctrl-C sets its stop event and the engine's best move so far comes back."""
+        """Search the position on the board (:meth:`EngineSeat.think <tools.tui.engine.EngineSeat.think>`),
+        showing live progress; Ctrl-C makes the engine's best move so far come back. None (and a message)
+        when the engine has no move."""
         self._ensure_player()
-        s = self.session
-        board = s.board.copy()
-        key = s.key()
-        tk = Thinking(purpose=purpose, color=s.side, limit_ms=self.limit.soft_ms,
-                      limit_visits=self.limit.visits)
-        self.view.thinking = tk
-        player = self.player
-
-        def on_info(info: SearchInfo) -> None:  # worker thread
-            a = self._snapshot(board, info, key)
-            with self._lock:
-                tk.elapsed_ms = info.elapsed_ms
-                tk.visits = info.visits
-                tk.nodes_per_s = info.nodes_per_s
-                tk.move = info.move
-                tk.winrate = info.winrate
-                tk.pv = list(info.pv)
-                tk.source = info.source
-                self.view.live_analysis = a
-
-        job = ThinkJob(on_info, name="engine")
-
-        def interrupt(signum, frame_) -> None:
-            job.stop.set()
-            tk.stopping = True
-            self._interrupted = True
-
-        self._interrupted = False
-        old = None
         try:
-            old = signal.signal(signal.SIGINT, interrupt)
-        except ValueError:  # not the main thread (e.g. embedded): Ctrl-C cannot be caught here
-            old = None
-        job.start(player, board, self.limit)
-        try:
-            if self.console.is_terminal:
-                from rich.live import Live
-                self.console.clear()
-                # the whole frame when it fits the terminal, else the board once and the
-                # progress lines live below it (a taller Live region would scroll and smear)
-                whole = self._frame_height() < self.console.height
-                if not whole:
-                    self.console.print(self.frame())
-                with Live(self._live_renderable(whole), console=self.console,
-                          auto_refresh=False, transient=not whole,
-                          vertical_overflow="crop") as live:
-                    def refresh() -> None:
-                        now_ms = (time.perf_counter() - tk.started) * 1000.0
-                        tk.elapsed_ms = max(tk.elapsed_ms, now_ms)
-                        with self._lock:
-                            live.update(self._live_renderable(whole), refresh=True)
-                    job.wait(poll_s=0.1, on_poll=refresh)
-            else:
-                job.wait(poll_s=0.1)
-        except KeyboardInterrupt:  # a Ctrl-C that reached the default handler after all
-            job.stop.set()
-            self._interrupted = True
-            job.wait()
-        finally:
-            if old is not None:
-                signal.signal(signal.SIGINT, old)
-            self.view.thinking = None
-            self.view.live_analysis = None
-        if job.error is not None:
-            err = job.error
-            if isinstance(err, NoMoveError):
-                self.say(f"The engine has no move: {err}", "error")
-                return None
-            raise err
-        info = job.info
-        assert info is not None  # Player.think returns a SearchInfo or raises
-        a = self._snapshot(board, info, key, final=True)
-        s.analyses[key] = a
-        if a.black_winrate is not None:
-            s.last_eval = (s.ply, a.black_winrate)
-        return info
+            return self.engine.think(self.session, self.view, purpose, self._wait)
+        except NoMoveError as err:
+            self.say(f"The engine has no move: {err}", "error")
+            return None
+
+    def _wait(self, job: ThinkJob, tk: Thinking) -> None:
+        """Wait for the engine's search; on a terminal, redraw its progress live (rich.Live) meanwhile."""
+        if not self.console.is_terminal:
+            job.wait(poll_s=0.1)
+            return
+        from rich.live import Live
+        self.console.clear()
+        # the whole frame when it fits the terminal, else the board once and the
+        # progress lines live below it (a taller Live region would scroll and smear)
+        whole = self._frame_height() < self.console.height
+        if not whole:
+            self.console.print(self.frame())
+        with Live(self._live_renderable(whole), console=self.console,
+                  auto_refresh=False, transient=not whole,
+                  vertical_overflow="crop") as live:
+            def refresh() -> None:
+                now_ms = (time.perf_counter() - tk.started) * 1000.0
+                tk.elapsed_ms = max(tk.elapsed_ms, now_ms)
+                with self.engine.lock:
+                    live.update(self._live_renderable(whole), refresh=True)
+            job.wait(poll_s=0.1, on_poll=refresh)
 
     def _frame_height(self) -> int:
         return len(self.console.render_lines(self.frame(), self.console.options, pad=False))
@@ -425,34 +365,6 @@ class TerminalUI:
         from rich.console import Group
         from .render import thinking_lines
         return Group(*[t for _, t in thinking_lines(self.view, min(60, self.console.width))])
-
-    def _snapshot(self, board: Board, info: SearchInfo,
-                  key: Tuple[int, int], final: bool = False) -> Analysis:
-        """An Analysis of the searched position from a SearchInfo and its root candidates (called
-        in the search thread with a progress report, or after the search finished)."""
-        side = board.side_to_move
-        wr = info.winrate
-        black_wr = wr if side == BLACK else 1.0 - wr
-        heat = None
-        top: List[Tuple[int, float, Optional[float]]] = []
-        source = info.source or "search"
-        if info.source == "mcts":
-            source = "search"
-            visits = info.visit_map(board.size)
-            tot = float(visits.sum())
-            if tot > 0:
-                heat = visits / tot
-            for m, n, q, _prior in info.candidates[:5]:
-                if tot > 0:
-                    top.append((m, n / tot, (q + 1.0) / 2.0))
-        else:
-            heat = np.zeros(board.size, np.float32)
-            heat[info.move] = 1.0
-            top = [(info.move, 1.0, wr)]
-        if info.source in ("static", "block5"):
-            black_wr = None  # no evaluation behind these answers
-        return Analysis(key=key, heat=heat, pv=list(info.pv), black_winrate=black_wr, top=top,
-                        source=source, visits=info.visits, move=info.move)
 
     def engine_move(self) -> None:
         s = self.session
@@ -468,13 +380,13 @@ class TerminalUI:
         s.play(info.move, int(info.elapsed_ms))
         x, y = s.board.xy(info.move)
         extra = f", {info.visits:,} visits" if info.visits else f" ({info.source})"
-        if self._interrupted:
+        if self.engine.interrupted:
             extra += ", stopped early"
         self.view.messages[:] = [m for m in self.view.messages
                                  if not m[1].startswith("Engine played")]
-        self.say(f"Engine played {square_name(s.board, info.move)} ({x},{y}) in "
+        self.say(f"Engine played {s.board.move_name(info.move)} ({x},{y}) in "
                  f"{info.elapsed_ms / 1000:.1f} s{extra}.")
-        if self._interrupted and not s.humans:
+        if self.engine.interrupted and not s.humans:
             self.paused = True
             self.say("Paused: 'go' resumes watching; a move, undo, hint, save... work too.")
         self._after_move()
@@ -513,306 +425,7 @@ class TerminalUI:
     def policy_analysis(self) -> Optional[Analysis]:
         """The evaluator's policy for the position on the board (a cheap overlay)."""
         self._ensure_player()
-        s = self.session
-        b = s.board
-        if s.is_over():
-            return None
-        ev = self.player.evaluator
-        try:
-            item = ev.prepare(b)
-            logits, values = ev.evaluate([item], (b.height, b.width))
-        except Exception:  # noqa: BLE001 - the overlay is optional
-            return None
-        lg = np.asarray(logits[0], np.float64).reshape(-1)
-        legal = movegen.legal_mask(b)
-        if not legal.any():
-            return None
-        lg = np.where(legal, lg, -np.inf)
-        p = np.exp(lg - lg[legal].max())
-        p /= p.sum()
-        order = np.argsort(-p)[:4]
-        v = float(values[0])
-        black = (v + 1) / 2 if s.side == BLACK else (1 - v) / 2
-        flat = np.ptp(p[legal]) < 1e-9
-        return Analysis(key=s.key(), heat=None if flat else p.astype(np.float32), pv=[],
-                        black_winrate=None if ev.name in ("uniform",) else black,
-                        top=[] if flat else [(int(m), float(p[m]), None) for m in order],
-                        source="policy")
-
-    # ------------------------------------------------------------------ commands
-    def cmd_help(self, args: List[str]) -> None:
-        self.view.show_help = True
-
-    def cmd_quit(self, args: List[str]) -> None:
-        self.quit = True
-
-    def cmd_undo(self, args: List[str]) -> None:
-        s = self.session
-        if not s.board.moves and s.resigned is None:
-            self.say("Nothing to undo.", "error")
-            return
-        n = s.undo()
-        self.player.new_game()
-        self.paused = self.paused or not s.humans
-        self.view.cursor = None
-        self.offered_save = False
-        self.say("Resignation taken back." if n == 0 else
-                 f"Took back {n} move{'s' if n != 1 else ''}; 'redo' replays.", "ok")
-
-    def cmd_redo(self, args: List[str]) -> None:
-        if self.session.forward() is None:
-            self.say("Nothing to redo.", "error")
-            return
-        self._after_step()
-
-    def cmd_hint(self, args: List[str]) -> None:
-        s = self.session
-        if s.is_over():
-            self.say("The game is over: no hint.", "error")
-            return
-        info = self.think("hint")
-        if info is None:
-            return
-        name = square_name(s.board, info.move)
-        x, y = s.board.xy(info.move)
-        wr = f", win chance {info.winrate:.0%} for {COLOR_NAME[s.side]}" if info.source == "mcts" \
-            else f" ({info.source})"
-        self.say(f"Hint: {name} ({x},{y}){wr}. Enter plays it.", "ok")
-        self.view.cursor = info.move
-        self._prefill = name
-
-    def cmd_analyze(self, args: List[str]) -> None:
-        s = self.session
-        self.view.overlay = not self.view.overlay
-        if not self.view.overlay:
-            self.say("Overlay off.")
-            return
-        if s.key() not in s.analyses:
-            pol = self.policy_analysis()
-            if pol is not None and pol.heat is not None:
-                s.analyses[s.key()] = pol
-        self.say("Overlay on: shading = where the engine looks, digits = its line." if not s.review
-                 else "Overlay on: each position you step to is analysed.")
-        if s.review:
-            if s.analyses.get(s.key()) is None or s.analyses[s.key()].source == "policy":
-                s.analyses.pop(s.key(), None)
-                self.analyse()
-
-    def _new_session(self, session: GameSession) -> None:
-        self.session = session
-        self.view.session = session
-        self.view.cursor = None
-        self.paused = False
-        self.offered_save = False
-        self._ensure_player()
-        self.player.new_game()
-        self.view.engine = self._engine_text()
-
-    def cmd_new(self, args: List[str]) -> None:
-        s = self.session
-        w, h, rule = s.board.width, s.board.height, s.rule
-        try:
-            for a in args:
-                if a[0].isdigit():
-                    w, h = parse_size(a)
-                else:
-                    rule = Rule.parse(a)
-            humans = s.humans if not s.review else {BLACK}
-            ns = GameSession(w, h, rule, humans, self.max_moves)
-        except (ValueError, BoardSizeError) as e:
-            self.say(f"new: {e}", "error")
-            return
-        self._new_session(ns)
-        self.say(f"New game: {w}x{h} {rule.value}.", "ok")
-
-    def cmd_swap(self, args: List[str]) -> None:
-        s = self.session
-        if len(s.humans) != 1:
-            self.say("swap exchanges colours with the engine: use 'play black' or 'play white' "
-                     "to play against it.", "error")
-            return
-        s.humans = {3 - next(iter(s.humans))}
-        s.review = False
-        self.paused = False
-        c = next(iter(s.humans))
-        self.say(f"You now play {self.theme.stone_mark(c)} {COLOR_NAME[c]}.", "ok")
-
-    def cmd_play(self, args: List[str]) -> None:
-        s = self.session
-        if len(args) != 1 or args[0].lower() not in C.COLORS:
-            self.say("play black|white|both|none: who you are from here.", "error")
-            return
-        who = args[0].lower()
-        s.humans = {"black": {BLACK}, "white": {WHITE}, "both": {BLACK, WHITE},
-                    "none": set()}[who]
-        s.review = False
-        s.future.clear()
-        s.future_times.clear()
-        s.source = None
-        self.paused = False
-        self.player.new_game()
-        self.say(f"Mode: {s.mode_name()}.", "ok")
-
-    def cmd_watch(self, args: List[str]) -> None:
-        self.cmd_play(["none"])
-
-    def cmd_go(self, args: List[str]) -> None:
-        s = self.session
-        if s.review:
-            self.say("Review mode: 'play black|white|none' continues the game from here.", "error")
-            return
-        if s.is_over():
-            self.say("The game is over.", "error")
-            return
-        self.paused = False
-        if s.side in s.humans:
-            self.say("It is your move (the engine moves after you).")
-
-    def _after_step(self) -> None:
-        self.view.cursor = None
-        if self.view.overlay and self.session.review:
-            self.analyse()
-
-    def _enter_review(self) -> None:
-        s = self.session
-        if not s.review:
-            s.review = True
-            self.say("Review mode: 'play black|white' goes back to playing from the position "
-                     "on the board.")
-
-    def cmd_next(self, args: List[str]) -> None:
-        self._enter_review()
-        if self.session.forward() is None:
-            self.say("At the last move.", "error")
-            return
-        self._after_step()
-
-    def cmd_prev(self, args: List[str]) -> None:
-        self._enter_review()
-        s = self.session
-        if s.resigned is not None:
-            s.resigned = None
-        if s.back() is None:
-            self.say("At the start.", "error")
-            return
-        self._after_step()
-
-    def cmd_first(self, args: List[str]) -> None:
-        self._enter_review()
-        self.session.resigned = None
-        self.session.goto(0)
-        self._after_step()
-
-    def cmd_last(self, args: List[str]) -> None:
-        self._enter_review()
-        self.session.goto(self.session.total_plies())
-        self._after_step()
-
-    def cmd_goto(self, args: List[str]) -> None:
-        if len(args) != 1 or not args[0].isdigit():
-            self.say("goto N: go to the position after move N (0 = the start).", "error")
-            return
-        self._enter_review()
-        self.session.goto(int(args[0]))
-        self._after_step()
-
-    def cmd_resign(self, args: List[str]) -> None:
-        s = self.session
-        if s.is_over():
-            self.say("The game is already over.", "error")
-            return
-        if s.review:
-            self.say("Nothing to resign in review mode.", "error")
-            return
-        c = s.resign()
-        self.say(f"{COLOR_NAME[c]} resigns.")
-        self.offered_save = False
-
-    def cmd_time(self, args: List[str]) -> None:
-        try:
-            sec = float(args[0])
-            if sec <= 0:
-                raise ValueError
-        except (IndexError, ValueError):
-            self.say("time SECONDS: e.g. 'time 5'.", "error")
-            return
-        self.limit = Limit(soft_ms=sec * 1000.0)
-        self.view.engine = self._engine_text()
-        self.say(f"Engine: {sec:g} s per move.", "ok")
-
-    def cmd_visits(self, args: List[str]) -> None:
-        try:
-            n = int(args[0])
-            if n < 0:
-                raise ValueError
-        except (IndexError, ValueError):
-            self.say("visits N: e.g. 'visits 800' (0 goes back to time per move).", "error")
-            return
-        self.limit = Limit(visits=n) if n else Limit(soft_ms=2000.0)
-        self.view.engine = self._engine_text()
-        self.say(f"Engine: {n} visits per move." if n else "Engine: 2 s per move.", "ok")
-
-    def cmd_save(self, args: List[str]) -> None:
-        path = " ".join(args) if args else default_save_name(self.save_dir)
-        path = os.path.expanduser(path)
-        if path.lower().endswith(".svg"):
-            try:
-                self.save_svg(path)
-            except OSError as e:
-                self.say(f"Could not save {path}: {e}", "error")
-                return
-            self.say(f"Saved the board as an image: {path}", "ok")
-            return
-        if not path.lower().endswith((".sgf", ".psq")):
-            self.say("save FILE: the name must end in .sgf, .psq (a game) or .svg (an image).",
-                     "error")
-            return
-        try:
-            self.session.save(path, engine_name=self.player.name)
-        except (OSError, ValueError) as e:
-            self.say(f"Could not save {path}: {e}", "error")
-            return
-        self.say(f"Saved {self.session.ply} moves to {path}", "ok")
-
-    def cmd_load(self, args: List[str]) -> None:
-        if not args:
-            self.say("load FILE [N]: a .sgf or .psq game file.", "error")
-            return
-        index = 0
-        if len(args) > 1 and args[-1].isdigit():
-            index = int(args[-1]) - 1
-            args = args[:-1]
-        path = os.path.expanduser(" ".join(args))
-        try:
-            rec = GameSession.load_record(path, self.session.rule, index)
-            ns = GameSession.from_record(rec)
-        except (OSError, ValueError, RecordFormatError) as e:
-            self.say(f"Could not load {path}: {e}", "error")
-            return
-        ns.source = path
-        ns.max_moves = None
-        self._new_session(ns)
-        self.say(f"Loaded {rec.width}x{rec.height} {rec.rule.value}, {len(rec.moves)} moves "
-                 f"from {os.path.basename(path)}: prev/next/first/last step, hint asks the "
-                 "engine, 'play black|white' continues.", "ok")
-        if self.view.overlay:
-            self.analyse()
-
-    # ------------------------------------------------------------------ images
-    def save_svg(self, path: str) -> None:
-        """The current frame as an SVG image (a recording console, full colour)."""
-        w = max(80, self.console.width)
-        rec = Console(record=True, width=w, file=io.StringIO(), force_terminal=True,
-                      color_system="truecolor")
-        view = View(self.session, self.theme, overlay=self.view.overlay,
-                    messages=[m for m in self.view.messages if m[0] != "error"][-1:],
-                    engine=self.view.engine)
-        from .render import result_text
-        res = result_text(self.session)
-        if res:
-            view.messages = [("ok", res)]
-        rec.print(frame(view, w, None))
-        rec.save_svg(path, title="gomoku")
+        return self.engine.policy(self.session)
 
 
 # ============================================================================ entry point
@@ -820,18 +433,6 @@ def build_limit(time_s: Optional[float], visits: Optional[int]) -> Limit:
     if visits:
         return Limit(visits=int(visits))
     return Limit(soft_ms=float(time_s if time_s is not None else 2.0) * 1000.0)
-
-
-def _model_label(model: Optional[str], player: Player, rule: Rule) -> str:
-    """What plays: the model's file name, or the evaluator's name."""
-    if player.evaluator.name == "network":
-        base = getattr(getattr(player.evaluator, "network", None), "basename", None)
-        if base is not None:
-            return base.name
-        if model:
-            return os.path.splitext(os.path.basename(str(model)))[0]
-        return "network"
-    return player.evaluator.name
 
 
 def run(args: Any, inp: Optional[TextIO] = None, out: Optional[TextIO] = None,

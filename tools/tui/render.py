@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple, Union
 
 import numpy as np
 from rich.console import Console, Group, RenderableType
@@ -19,10 +19,10 @@ from rich.table import Table
 from rich.text import Text
 
 from gomoku_ai import movegen
-from gomoku_ai.rules import BLACK, EMPTY, WALL, WHITE, Termination
+from gomoku_ai.rules import BLACK, EMPTY, WALL, WHITE, Termination, opponent
 
 from ..textwrap_items import pack
-from .session import COLOR_NAME, Analysis, GameSession, column_name, square_name
+from .session import COLOR_NAME, Analysis, GameSession, column_name
 
 # ---------------------------------------------------------------------------- themes
 WOOD = "#dcb35c"
@@ -113,46 +113,93 @@ def _heat_level(v: float) -> int:
     return int(min(5, max(1, np.ceil(v * 5.0))))
 
 
-def board_text(view: View) -> List[Text]:
-    """The board as lines of Text: column letters above and below, row numbers on both sides."""
-    s = view.session
-    b = s.board
-    th = view.theme
-    w, h = b.width, b.height
-    bg = f" on {WOOD}" if th.color else ""
-    lw = len(str(h))
+class _Squares:
+    """What each square of the board shows, for :func:`board_text`: the stone, wall, principal-variation
+    digit, forbidden mark, heat or empty point, and the marker around it (cursor, last move, winning line)."""
 
-    outcome = s.outcome()
-    win: Set[int] = set(outcome.line) if outcome is not None else set()
-    last = b.last_move
-    forbidden: Set[int] = set()
-    if not s.is_over():
-        forbidden = set(movegen.forbidden_points(b))
+    def __init__(self, view: View) -> None:
+        s = view.session
+        self.view = view
+        self.board = b = s.board
+        self.theme = view.theme
+        self.bg = f" on {WOOD}" if self.theme.color else ""
+        outcome = s.outcome()
+        self.win: Set[int] = set(outcome.line) if outcome is not None else set()
+        self.last = b.last_move
+        self.forbidden: Set[int] = set() if s.is_over() else set(movegen.forbidden_points(b))
+        self.heat: Optional[np.ndarray] = None
+        self.pv: Dict[int, Tuple[int, int]] = {}   # square -> (its number in the PV, the colour playing it)
+        analysis = current_analysis(view) if view.overlay else None
+        if analysis is not None:
+            if analysis.heat is not None and analysis.heat.size == b.size:
+                mx = float(analysis.heat.max()) if analysis.heat.size else 0.0
+                self.heat = analysis.heat / mx if mx > 0 else None
+            color = s.side
+            for i, m in enumerate(analysis.pv[:9]):
+                if 0 <= m < b.size and b[m] == EMPTY and m not in self.pv:
+                    self.pv[m] = (i + 1, color)
+                color = opponent(color)
 
-    heat = None
-    pv: Dict[int, Tuple[int, int]] = {}
-    analysis = current_analysis(view) if view.overlay else None
-    if analysis is not None:
-        if analysis.heat is not None and analysis.heat.size == b.size:
-            mx = float(analysis.heat.max()) if analysis.heat.size else 0.0
-            heat = analysis.heat / mx if mx > 0 else None
-        color = s.side
-        for i, m in enumerate(analysis.pv[:9]):
-            if 0 <= m < b.size and b[m] == EMPTY and m not in pv:
-                pv[m] = (i + 1, color)
-            color = 3 - color
-
-    def marker(m: int) -> Optional[str]:
-        if view.cursor == m:
+    def marker(self, m: int) -> Optional[str]:
+        """The :data:`MARKERS` kind around square ``m``, if any."""
+        if self.view.cursor == m:
             return "cursor"
-        if m == last and m not in win:
+        if m == self.last and m not in self.win:
             return "last"
-        if m in win and not th.color:
+        if m in self.win and not self.theme.color:
             return "win"
-        if m == last:
+        if m == self.last:
             return "last"
         return None
 
+    def separator(self, left: Optional[str], right: Optional[str]) -> Tuple[str, str]:
+        """(character, style) between two squares with the markers ``left`` and ``right``: the marker of
+        higher priority closes the left square or opens the right one."""
+        th = self.theme
+        sep, style = " ", "dim" + self.bg if th.color else ""
+        cand = []
+        if right:
+            cand.append((MARKERS[right][3], MARKERS[right][0], MARKERS[right][2]))
+        if left:
+            cand.append((MARKERS[left][3], MARKERS[left][1], MARKERS[left][2]))
+        if cand:
+            _, sep, st = max(cand)
+            style = st + self.bg if th.color else "bold"
+        return sep, style
+
+    def square(self, m: int) -> Tuple[str, str]:
+        """(glyph, style) of square ``m``."""
+        th, bg = self.theme, self.bg
+        c = self.board[m]
+        if c == BLACK or c == WHITE:
+            st = th.stone_style(c)
+            if m in self.win and th.color:
+                st = st.split(" on ")[0] + " on #3cb371"
+            return th.black if c == BLACK else th.white, st
+        if c == WALL:
+            return th.wall, "bold" + bg
+        if m in self.pv:
+            num, col = self.pv[m]
+            if th.color:  # on the wood like a stone, so white digits stay readable
+                fg = "black" if col == BLACK else "bright_white"
+                return str(num), f"bold {fg} on {WOOD}"
+            return str(num), "bold"
+        if m in self.forbidden:
+            return th.forbidden, "bold red" + bg if th.color else ""
+        if self.heat is not None and _heat_level(float(self.heat[m])) > 0:
+            lvl = _heat_level(float(self.heat[m]))
+            if th.color:
+                return th.empty, f"black on {HEAT_COLORS[lvl - 1]}"
+            return th.heat[min(lvl, 4)], ""
+        return th.empty, ("#8a6a30" + bg) if th.color else ""
+
+
+def board_text(view: View) -> List[Text]:
+    """The board as lines of Text: column letters above and below, row numbers on both sides."""
+    b = view.session.board
+    w, h = b.width, b.height
+    lw = len(str(h))
+    squares = _Squares(view)
     header = Text(" " * (lw + 1))
     for x in range(w):
         header.append(column_name(x), "bold")
@@ -160,49 +207,12 @@ def board_text(view: View) -> List[Text]:
     lines = [header]
     for y in range(h):
         line = Text(f"{y + 1:>{lw}}", "bold")
-        marks = [marker(y * w + x) for x in range(w)]
+        marks = [squares.marker(y * w + x) for x in range(w)]
         for x in range(w + 1):
-            left = marks[x - 1] if x > 0 else None
-            right = marks[x] if x < w else None
-            sep, style = " ", "dim" + bg if th.color else ""
-            cand = []
-            if right:
-                cand.append((MARKERS[right][3], MARKERS[right][0], MARKERS[right][2]))
-            if left:
-                cand.append((MARKERS[left][3], MARKERS[left][1], MARKERS[left][2]))
-            if cand:
-                _, sep, st = max(cand)
-                style = st + bg if th.color else "bold"
-            line.append(sep, style)
+            line.append(*squares.separator(marks[x - 1] if x > 0 else None, marks[x] if x < w else None))
             if x == w:
                 break
-            m = y * w + x
-            c = b[m]
-            if c == BLACK or c == WHITE:
-                glyph = th.black if c == BLACK else th.white
-                st = th.stone_style(c)
-                if m in win and th.color:
-                    st = st.split(" on ")[0] + " on #3cb371"
-                line.append(glyph, st)
-            elif c == WALL:
-                line.append(th.wall, "bold" + bg)
-            elif m in pv:
-                num, col = pv[m]
-                if th.color:  # on the wood like a stone, so white digits stay readable
-                    fg = "black" if col == BLACK else "bright_white"
-                    line.append(str(num), f"bold {fg} on {WOOD}")
-                else:
-                    line.append(str(num), "bold")
-            elif m in forbidden:
-                line.append(th.forbidden, "bold red" + bg if th.color else "")
-            elif heat is not None and _heat_level(float(heat[m])) > 0:
-                lvl = _heat_level(float(heat[m]))
-                if th.color:
-                    line.append(th.empty, f"black on {HEAT_COLORS[lvl - 1]}")
-                else:
-                    line.append(th.heat[min(lvl, 4)], "")
-            else:
-                line.append(th.empty, ("#8a6a30" + bg) if th.color else "")
+            line.append(*squares.square(y * w + x))
         line.append(f"{y + 1:<{lw}}", "bold")
         lines.append(line)
     lines.append(header.copy())
@@ -244,7 +254,7 @@ def _bar(view: View, black_wr: float, width: int) -> Text:
 
 
 def _names(board, moves: Sequence[int]) -> str:
-    return " ".join(square_name(board, m) for m in moves)
+    return " ".join(board.move_name(m) for m in moves)
 
 
 def result_text(session: GameSession) -> Optional[str]:
@@ -290,7 +300,7 @@ def thinking_lines(view: View, width: int) -> List[Tuple[int, Text]]:
     vis = f"{tk.visits:,} visits" + (f"/{tk.limit_visits:,}" if tk.limit_visits else "")
     out.append((1, Text(f"{vis} · {tk.nodes_per_s:,.0f} nodes/s")))
     if tk.move is not None:
-        best = Text(f"Best so far: {square_name(b, tk.move)}")
+        best = Text(f"Best so far: {b.move_name(tk.move)}")
         if tk.winrate is not None:
             best.append(f" · {COLOR_NAME[tk.color]} {tk.winrate:.0%}")
         out.append((1, best))
@@ -299,47 +309,85 @@ def thinking_lines(view: View, width: int) -> List[Tuple[int, Text]]:
     return out
 
 
-def panel_lines(view: View, width: int, max_lines: int) -> List[Text]:
-    """The side panel: game, status, evaluation, engine progress and messages."""
-    s = view.session
-    b = s.board
-    th = view.theme
-    out: List[Tuple[int, Text]] = []  # (priority: lower is kept first, line)
+class _Lines:
+    """The panel's lines before fitting, each with a priority (lower is kept first when space runs out)."""
 
-    def add(prio: int, text, style: str = "") -> None:
+    def __init__(self) -> None:
+        self.items: List[Tuple[int, Text]] = []
+
+    def add(self, prio: int, text: Union[str, Text], style: str = "") -> None:
+        """One line, cut with an ellipsis when too long."""
         t = text if isinstance(text, Text) else Text(text, style)
         t.no_wrap = True
         t.overflow = "ellipsis"
-        out.append((prio, t))
+        self.items.append((prio, t))
 
-    add(0, Text.assemble(("Gomoku", "bold"), f" · {b.rule.value} · {b.width}×{b.height}"
-                         + (" · review" if s.review else "")))
+    def add_wrapped(self, prio: int, t: Text) -> None:
+        """A text wrapped over as many lines as it needs."""
+        t.no_wrap = False
+        self.items.append((prio, t))
+
+
+def panel_lines(view: View, width: int, max_lines: int) -> List[Text]:
+    """The side panel: game, status, evaluation, engine progress and messages, then the move list in what
+    room is left; at most ``max_lines`` lines of ``width`` characters."""
+    out = _Lines()
+    _status_lines(view, out)
+    _eval_lines(view, width, out)
+    if view.thinking is not None:
+        out.add(0, "")
+        for prio, t in thinking_lines(view, width):
+            out.add(prio, t)
+    else:
+        _message_lines(view, out)
+    result = _fit(out.items, width, max_lines)
+    room = max_lines - len(result) - 1
+    s = view.session
+    if room >= 1 and s.board.moves and view.thinking is None:
+        block = move_list(s, width, room, view.theme)
+        at = len(result) - (2 if view.footer and len(result) >= 2 else 0)
+        result[at:at] = [Text("")] + block if at > 0 else block
+    return result
+
+
+def _status_lines(view: View, out: _Lines) -> None:
+    """The game (rule, size), who plays which colour, the result or who is to move, the last move, the
+    engine."""
+    s = view.session
+    b = s.board
+    th = view.theme
+    out.add(0, Text.assemble(("Gomoku", "bold"), f" · {b.rule.value} · {b.width}×{b.height}"
+                             + (" · review" if s.review else "")))
     players = Text()
     for c in (BLACK, WHITE):
         players.append(f"{th.stone_mark(c)} {COLOR_NAME[c]}: ", "bold")
         players.append(s.player_label(c) + ("   " if c == BLACK else ""))
-    add(1, players)
+    out.add(1, players)
     res = result_text(s)
     if res:
-        t = Text(res, "bold green" if th.color else "bold")
-        t.no_wrap = False
-        out.append((0, t))
+        out.add_wrapped(0, Text(res, "bold green" if th.color else "bold"))
     else:
         t = Text(f"Move {s.ply + 1} · ")
         t.append(f"{th.stone_mark(s.side)} {COLOR_NAME[s.side]} to move", "bold")
         who = s.player_label(s.side)
         if not s.review:
             t.append(f" ({who})")
-        add(0, t)
+        out.add(0, t)
     if b.last_move is not None:
         x, y = b.xy(b.last_move)
-        add(2, f"Last: {th.stone_mark(3 - s.side)} {square_name(b, b.last_move)} ({x},{y})"
-               + (f"   ply {s.ply}/{s.total_plies()}" if s.future or s.review else ""))
+        out.add(2, f"Last: {th.stone_mark(opponent(s.side))} {b.move_name(b.last_move)} ({x},{y})"
+                + (f"   ply {s.ply}/{s.total_plies()}" if s.future or s.review else ""))
     elif s.future:
-        add(2, f"Start position   ply 0/{s.total_plies()}")
+        out.add(2, f"Start position   ply 0/{s.total_plies()}")
     if view.engine:
-        add(3, f"Engine: {view.engine}", "dim")
+        out.add(3, f"Engine: {view.engine}", "dim")
 
+
+def _eval_lines(view: View, width: int, out: _Lines) -> None:
+    """Black's win chance as a bar (this position's analysis, else the engine's last), and with the overlay
+    on the principal variation and the top moves."""
+    s = view.session
+    b = s.board
     analysis = current_analysis(view)
     bar_w = max(6, min(20, width - 12))
     wr = None
@@ -350,45 +398,44 @@ def panel_lines(view: View, width: int, max_lines: int) -> List[Text]:
         wr = s.last_eval[1]
         label = "Engine's last eval"
     if wr is not None:
-        add(4, "")
-        add(4, Text(label + ": Black's win chance", "dim"))
-        add(2, _bar(view, wr, bar_w))
+        out.add(4, "")
+        out.add(4, Text(label + ": Black's win chance", "dim"))
+        out.add(2, _bar(view, wr, bar_w))
     if view.overlay:
         if analysis is not None and analysis.pv:
-            add(3, f"PV: {_names(b, analysis.pv[:8])}" + (" …" if len(analysis.pv) > 8 else ""))
+            out.add(3, f"PV: {_names(b, analysis.pv[:8])}" + (" …" if len(analysis.pv) > 8 else ""))
         if analysis is not None and analysis.top:
             parts = []
             for m, share, w in analysis.top[:4]:
-                parts.append(f"{square_name(b, m)} {share:.0%}")
+                parts.append(f"{b.move_name(m)} {share:.0%}")
             src = "visits" if analysis.source == "search" else analysis.source
-            add(3, f"Top ({src}): " + " ".join(parts))
+            out.add(3, f"Top ({src}): " + " ".join(parts))
         elif analysis is None:
-            add(3, Text("Overlay on: 'hint' searches this position", "dim"))
+            out.add(3, Text("Overlay on: 'hint' searches this position", "dim"))
 
-    tk = view.thinking
-    if tk is not None:
-        add(0, "")
-        for prio, t in thinking_lines(view, width):
-            add(prio, t)
-    else:
-        if view.messages:
-            add(1, "")
-        recent = view.messages[-3:]
-        for k, (kind, msg) in enumerate(recent):
-            style = {"error": "bold red", "ok": "green", "info": ""}.get(kind, "")
-            if not th.color:
-                style = "bold" if kind == "error" else ""
-            prefix = "! " if kind == "error" else ""
-            t = Text(prefix + msg, style)
-            t.no_wrap = False
-            out.append((1 if k == len(recent) - 1 else 4, t))
-        if view.footer:
-            add(5, "")
-            add(2, Text(view.footer, "dim"))
 
-    # wrap long messages, then drop low-priority lines until it fits
+def _message_lines(view: View, out: _Lines) -> None:
+    """The last three messages (the newest kept longest) and the footer of commands."""
+    th = view.theme
+    if view.messages:
+        out.add(1, "")
+    recent = view.messages[-3:]
+    for k, (kind, msg) in enumerate(recent):
+        style = {"error": "bold red", "ok": "green", "info": ""}.get(kind, "")
+        if not th.color:
+            style = "bold" if kind == "error" else ""
+        prefix = "! " if kind == "error" else ""
+        out.add_wrapped(1 if k == len(recent) - 1 else 4, Text(prefix + msg, style))
+    if view.footer:
+        out.add(5, "")
+        out.add(2, Text(view.footer, "dim"))
+
+
+def _fit(items: List[Tuple[int, Text]], width: int, max_lines: int) -> List[Text]:
+    """Wrap the long texts, then drop the lowest-priority lines (the last of them first) until at most
+    ``max_lines`` are left; priority-0 lines are never dropped."""
     lines: List[Tuple[int, Text]] = []
-    for prio, t in out:
+    for prio, t in items:
         if not t.no_wrap:
             for part in t.wrap(Console(width=max(10, width)), max(10, width)):
                 part.no_wrap = True
@@ -400,13 +447,7 @@ def panel_lines(view: View, width: int, max_lines: int) -> List[Text]:
         if worst == 0:
             break
         del lines[max(i for i, (p, _) in enumerate(lines) if p == worst)]
-    result = [t for _, t in lines[:max(1, max_lines)]]
-    room = max_lines - len(result) - 1
-    if room >= 1 and b.moves and tk is None:
-        block = move_list(s, width, room, th)
-        at = len(result) - (2 if view.footer and len(result) >= 2 else 0)
-        result[at:at] = [Text("")] + block if at > 0 else block
-    return result
+    return [t for _, t in lines[:max(1, max_lines)]]
 
 
 def move_list(session: GameSession, width: int, max_lines: int, theme: Theme) -> List[Text]:
@@ -414,7 +455,7 @@ def move_list(session: GameSession, width: int, max_lines: int, theme: Theme) ->
     b = session.board
     pairs = []
     for k in range(0, len(b.moves), 2):
-        two = " ".join(square_name(b, m) for m in b.moves[k:k + 2])
+        two = " ".join(b.move_name(m) for m in b.moves[k:k + 2])
         pairs.append(f"{k // 2 + 1}. {two}")
     lines = pack(pairs, width, sep="   ")
     head = "Moves" + (f" (last {max_lines - 1} lines)" if len(lines) > max_lines - 1 else "") + ":"

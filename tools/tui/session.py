@@ -19,7 +19,7 @@ import numpy as np
 from gomoku_ai import movegen
 from gomoku_ai.board import Board, parse_move
 from gomoku_ai.records import GameRecord, GameResult, read_record, save_record
-from gomoku_ai.rules import BLACK, EMPTY, WHITE, Outcome, Rule, Termination
+from gomoku_ai.rules import BLACK, EMPTY, WHITE, Outcome, Rule, Termination, opponent
 
 COLOR_NAME = {BLACK: "Black", WHITE: "White"}
 
@@ -48,12 +48,6 @@ def column_name(x: int) -> str:
     """The letter of column ``x`` (a-z); past z (boards wider than 26) the last digit of x, as
     such squares can only be typed as ``x,y``."""
     return chr(ord("a") + x) if x < 26 else str(x % 10)
-
-
-def square_name(board: Board, m: int) -> str:
-    """``h8`` (as :meth:`Board.move_name`), or ``x,y`` past column z."""
-    x, y = board.xy(m)
-    return board.move_name(m) if x < 26 else f"{x},{y}"
 
 
 @dataclass
@@ -116,7 +110,7 @@ class GameSession:
     def outcome(self) -> Optional[Outcome]:
         """The result: the board's own (five, full board) or a resignation; None while playing."""
         if self.resigned is not None:
-            return Outcome(3 - self.resigned, Termination.RESIGNATION)
+            return Outcome(opponent(self.resigned), Termination.RESIGNATION)
         return self.board.outcome()
 
     def move_limit_reached(self) -> bool:
@@ -168,10 +162,10 @@ class GameSession:
             raise MoveError("the game is over: 'new' starts another, 'undo' takes moves back")
         if b[m] != EMPTY:
             who = COLOR_NAME.get(b[m], "a wall")
-            raise MoveError(f"{square_name(b, m)} ({x},{y}) is occupied by {who}")
+            raise MoveError(f"{b.move_name(m)} ({x},{y}) is occupied by {who}")
         kind = movegen.forbidden_kind(b, m)
         if kind is not None:
-            raise MoveError(f"{square_name(b, m)} is forbidden for Black under renju "
+            raise MoveError(f"{b.move_name(m)} is forbidden for Black under renju "
                             f"({kind.label}); the points marked × are forbidden")
         return m
 
@@ -233,7 +227,7 @@ class GameSession:
 
     def resign(self) -> int:
         """The side to move resigns (the human, or the side to move in human vs human)."""
-        color = self.side if self.side in self.humans or not self.humans else 3 - self.side
+        color = self.side if self.side in self.humans or not self.humans else opponent(self.side)
         self.resigned = color
         return color
 
@@ -271,7 +265,7 @@ class GameSession:
             s.goto(len(moves))
         if (rec.result is not None and rec.result.termination is Termination.RESIGNATION
                 and at_end and s.board.outcome() is None and rec.result.winner is not None):
-            s.resigned = 3 - rec.result.winner
+            s.resigned = opponent(rec.result.winner)
         return s
 
     @staticmethod

@@ -1,20 +1,10 @@
-"""``gomoku tournament``: matches, round robins and gauntlets between in-process players and external engines.
+"""One tournament in one output folder: :class:`Runner` prepares (or resumes) the folder, plays the missing
+games (inline or on a worker pool), records each result as it comes and reports the standings.
 
-Usage (players first, then options; ``python -m tools.tournament`` works the same)::
-
-    gomoku tournament heuristic:200 pure:400 --games 20 --out runs/t/hp
-    gomoku tournament tactics:1000 pure:400 heuristic:800 --format roundrobin --games 10 -j 2 --out runs/t/rr
-    gomoku tournament heuristic:200 random --sprt --elo0 0 --elo1 200 --games 200 --out runs/t/sprt
-    gomoku tournament cmd="python engine.py" name=ours heuristic:800 --tc 60/5+0.5 \\
-        --openings /work/shared/data/openings/piskvork_openings.txt --transform --out runs/t/ext
-    gomoku tournament heuristic:200 pure:400 --games 40 --out runs/t/hp --resume    # continue / extend a run
-    gomoku tournament model:models/m1.json:800 heuristic:800 --games 200 -j 64 --backend ray --address auto \
-        --out runs/t/cluster                                    # games as Ray tasks on a running cluster
-
-Player specs are documented in :mod:`gomoku_ai.players` (in-process) and :mod:`tools.tournament_players`
-(options, external engines); the schedule in :mod:`tools.tournament_schedule`; the referee and time controls in
-:mod:`gomoku_ai.match` (a game's results line in :mod:`tools.tournament_game`); the results
-file and standings in :mod:`tools.tournament_results`; the statistics in :mod:`gomoku_ai.rating`.
+The players and the schedule come from the configuration of :mod:`tools.tournament.config` (the command line
+is :mod:`tools.tournament.cli`); the referee and time controls are :mod:`gomoku_ai.match` (a game's results
+line in :mod:`tools.tournament.game`); the results file and standings are in :mod:`tools.tournament.results`;
+the statistics in :mod:`gomoku_ai.rating`.
 
 Output folder (``--out``)::
 
@@ -23,12 +13,12 @@ Output folder (``--out``)::
     summary.json      standings, ratings, pairwise and match statistics, SPRT state (atomic)
     summary.txt       the same as text (atomic)
     tournament.pgn    every finished game for BayesElo / Ordo (atomic; PGN White = our Black, the first
-                      mover; see :mod:`tools.tournament_pgn`)
+                      mover; see :mod:`tools.tournament.pgn`)
     games/            one record per game: 000012-<black>-vs-<white>.sgf (and/or .psq)
     logs/             runner.log (main process), worker-N.log (one per pool worker on this machine): engine
                       stderr, warnings
 
-Each line of ``results.jsonl`` is the referee's record (:func:`tools.tournament_game.play_game`; its
+Each line of ``results.jsonl`` is the referee's record (:func:`tools.tournament.game.play_game`; its
 ``termination`` is a :class:`~gomoku_ai.rules.Termination` value) plus
 ``black_net`` / ``white_net`` (the network version ``name@sha12`` that played that side, for ``model:``
 players; else null) and ``worker`` (which worker played it: ``inline``, ``local-3``, ``ray-2@10.0.0.5:4242``).
@@ -54,7 +44,7 @@ anything that shapes the schedule or the players (players, format, openings, rul
 draw-after, seed) is refused.
 
 Display: on a terminal, a live table (rank, Elo +/- 95 %, LOS against the next player, games, W-D-L, score,
-games left, time losses, crashes, other forfeits) with a progress bar (:mod:`tools.tournament_live`); the
+games left, time losses, crashes, other forfeits) with a progress bar (:mod:`tools.tournament.live`); the
 finished-game lines scroll above it (``--quiet``: none). When stdout is not a terminal (or with ``--no-live``):
 plain lines, and the standings every ``--report-every`` games. The full text summary is printed at the end.
 
@@ -65,221 +55,30 @@ replayed once).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import os
 import random
 import re
-import signal
 import sys
-import threading
 import time
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from gomoku_ai.match import TimeControl
 from gomoku_ai.records import GameRecord, GameResult, atomic_write_text, save_record
 from gomoku_ai.rules import BLACK, WHITE, Rule, Termination
-from gomoku_ai.workers import BACKENDS, WorkerError
+from gomoku_ai.workers import WorkerError
 
-from .tournament_game import GameSpec, game_wall_limit_s
-from .tournament_pgn import write_pgn
-from .tournament_players import SpecError, parse_players
-from .tournament_results import ResultsFile, err_text, format_summary, json_safe, summarize
-from .tournament_schedule import (FORMATS, build_schedule, file_sha256, load_book, pairings,
-                                  parse_openings_arg)
+from .config import TournamentError, check_folder, check_resumed, default_concurrency
+from .game import GameSpec
+from .pgn import write_pgn
+from .results import ResultsFile, err_text, format_summary, json_safe, match_score_line, summarize
+from .schedule import build_schedule, file_sha256, load_book, pairings, parse_openings_arg
+from .worker import WORKER_TARGET, GameRunner, game_limit_s, shipped_models
+
+__all__ = ["Runner", "record_of"]
 
 log = logging.getLogger("gomoku.tournament")
-
-#: configuration keys that must not change when a run is resumed
-SCHEDULE_KEYS = ("players", "format", "openings", "openings_sha256", "openings_order", "transform", "rule",
-                 "width", "height", "tc", "visits", "draw_after", "seed")
-CONFIG_VERSION = 1
-
-
-class TournamentError(Exception):
-    """A configuration or resume problem (reported, exit code 2)."""
-
-
-# ------------------------------------------------------------------------------------------ CLI
-def add_parser(sub: Any) -> argparse.ArgumentParser:
-    """Register ``tournament`` on a subparsers object."""
-    p = sub.add_parser("tournament", help="play a match / round robin / gauntlet with Elo, SPRT and resume",
-                       description=__doc__.split("\n\n")[0],
-                       formatter_class=argparse.RawDescriptionHelpFormatter,
-                       epilog="Players: pure[:N] tactics[:N] heuristic[:N] model:PATH[:N] random "
-                              "cmd=COMMAND, each followed by key=value options (name=, tc=, visits=, "
-                              "nodes=, threads=, option.KEY=, dir=, restart=, board=). N is visits, or a "
-                              "time such as 500ms / 2s. See gomoku_ai/players.py and "
-                              "tools/tournament_players.py.")
-    configure_parser(p)
-    return p
-
-
-def configure_parser(p: argparse.ArgumentParser) -> None:
-    p.add_argument("players", nargs="+", metavar="PLAYER",
-                   help="player specs, each followed by its key=value options")
-    p.add_argument("--out", required=True, help="output folder (new or empty, or an earlier run's with --resume)")
-    p.add_argument("--resume", action="store_true",
-                   help="continue the tournament in --out (same arguments; finished games are kept)")
-    p.add_argument("--format", default="auto", choices=("auto",) + FORMATS,
-                   help="auto: match for two players, roundrobin for more")
-    p.add_argument("--games", type=int, default=None,
-                   help="games per pairing, rounded up to pairs (default 10; with --sprt the cap, default 1000)")
-    p.add_argument("--openings", default="random:3",
-                   help="opening file (offset or pos lines), random:N (N random stones per pair) or none "
-                        "(default random:3)")
-    p.add_argument("--openings-order", default="sequential", choices=("sequential", "random"))
-    p.add_argument("--transform", action="store_true",
-                   help="use the 8 board symmetries, one per pass through the opening file")
-    p.add_argument("--rule", default="freestyle", help="freestyle, standard, renju or caro")
-    p.add_argument("--size", type=int, default=15, help="board size (15 or 20 in Gomocup)")
-    p.add_argument("--tc", default=None,
-                   help="time control MATCH/TURN+INC in seconds, e.g. 60/5+0.5, 0/1 (1 s per move), 120+1")
-    p.add_argument("--visits", type=int, default=None,
-                   help="visits for in-process players without their own (and INFO max_node for engines "
-                        "without nodes=) when there is no time control")
-    p.add_argument("--draw-after", type=int, default=None, help="adjudicate a draw after this many plies")
-    p.add_argument("--tolerance", type=float, default=1000.0,
-                   help="ms added to every move budget before an engine is killed (default 1000)")
-    p.add_argument("--move-timeout", type=float, default=300.0,
-                   help="seconds a move may take when no time control limits it (default 300)")
-    p.add_argument("--startup-timeout", type=float, default=10.0,
-                   help="seconds for an engine to answer ABOUT and each START (default 10)")
-    p.add_argument("-j", "--concurrency", type=int, default=None,
-                   help="games at a time, i.e. workers (default: CPUs / 2, one core per engine)")
-    p.add_argument("--backend", default="local", choices=BACKENDS,
-                   help="where workers run: local processes (default) or Ray actors (pip install '.[distributed]')")
-    p.add_argument("--address", default=None,
-                   help="with --backend ray: HOST:PORT of the cluster's head, or auto for the cluster running "
-                        "here (default: a private Ray instance on this machine)")
-    p.add_argument("--seed", type=int, default=None, help="schedule seed (default: random, recorded)")
-    p.add_argument("--sprt", action="store_true", help="two-player SPRT: stop when decided")
-    p.add_argument("--elo0", type=float, default=0.0)
-    p.add_argument("--elo1", type=float, default=10.0)
-    p.add_argument("--alpha", type=float, default=0.05)
-    p.add_argument("--beta", type=float, default=0.05)
-    p.add_argument("--sprt-model", default="logistic", choices=("logistic", "normalized"),
-                   help="hypotheses in logistic Elo (default) or normalized Elo; pentanomial GSPRT")
-    p.add_argument("--records", default="sgf", help="game records: sgf, psq, sgf,psq or none")
-    p.add_argument("--prior", type=float, default=2.0,
-                   help="virtual draws per player in the rating fit (0: pure maximum likelihood)")
-    p.add_argument("--anchor", default=None, help="NAME or NAME=ELO: anchor the ratings (default: pool mean 0)")
-    p.add_argument("--report-every", type=int, default=0,
-                   help="print the standings every N games (default: every pair for a match, else 20)")
-    p.add_argument("--quiet", action="store_true", help="no per-game lines")
-    p.add_argument("--no-live", action="store_true",
-                   help="plain lines even on a terminal (no live table / progress bar)")
-
-
-def default_concurrency() -> int:
-    return max(1, (os.cpu_count() or 2) // 2)
-
-
-def build_config(args: argparse.Namespace) -> Dict[str, Any]:
-    """The JSON configuration from parsed arguments (raises TournamentError / SpecError)."""
-    groups = _player_groups(args.players)
-    specs = parse_players(args.players)
-    n = len(specs)
-    fmt = args.format
-    if fmt == "auto":
-        fmt = "match" if n == 2 else "roundrobin"
-    pairings(n, fmt)  # validates
-    if args.sprt and fmt != "match":
-        raise TournamentError("--sprt is for a two-player match")
-    games = args.games if args.games is not None else (1000 if args.sprt else 10)
-    if games < 1:
-        raise TournamentError("--games must be at least 1")
-    if games % 2:
-        games += 1
-    try:
-        rule = Rule.parse(args.rule)
-    except ValueError as e:
-        raise TournamentError(str(e)) from None
-    try:
-        tc = TimeControl.parse(args.tc)
-    except ValueError as e:
-        raise TournamentError(str(e)) from None
-    try:
-        kind, path, stones = parse_openings_arg(args.openings)
-    except ValueError as e:
-        raise TournamentError(str(e)) from None
-    openings = "none" if kind == "none" else f"random:{stones}" if kind == "random" else os.path.abspath(path)
-    sha = None
-    if kind == "file":
-        if not os.path.isfile(openings):
-            raise TournamentError(f"--openings: no such file {path}")
-        sha = file_sha256(openings)
-    records = [r for r in re.split(r"[,\s]+", args.records.lower()) if r]
-    if records == ["none"]:
-        records = []
-    if any(r not in ("sgf", "psq") for r in records):
-        raise TournamentError("--records is sgf, psq, sgf,psq or none")
-    anchor, anchor_elo = None, 0.0
-    names = [s.name for s in specs]
-    if args.anchor:
-        nm, _, val = args.anchor.partition("=")
-        if nm not in names:
-            raise TournamentError(f"--anchor: no player named {nm!r} (players: {', '.join(names)})")
-        anchor = nm
-        if val:
-            try:
-                anchor_elo = float(val)
-            except ValueError:
-                raise TournamentError(f"--anchor: bad Elo {val!r}") from None
-    if args.draw_after is not None and args.draw_after < 1:
-        raise TournamentError("--draw-after must be positive")
-    if args.visits is not None and args.visits < 1:
-        raise TournamentError("--visits must be positive")
-    conc = args.concurrency if args.concurrency is not None else default_concurrency()
-    if conc < 1:
-        raise TournamentError("-j must be at least 1")
-    backend = getattr(args, "backend", "local") or "local"
-    address = getattr(args, "address", None)
-    if backend not in BACKENDS:
-        raise TournamentError(f"--backend is one of {', '.join(BACKENDS)}")
-    if address and backend != "ray":
-        raise TournamentError("--address is for --backend ray")
-    return {
-        "version": CONFIG_VERSION, "player_files": player_files(specs),
-        "players": groups, "names": names, "format": fmt, "games": games,
-        "openings": openings, "openings_sha256": sha, "openings_order": args.openings_order,
-        "transform": bool(args.transform), "rule": rule.value, "width": args.size, "height": args.size,
-        "tc": str(tc), "visits": args.visits, "draw_after": args.draw_after,
-        "tolerance_ms": float(args.tolerance), "move_timeout_ms": float(args.move_timeout) * 1000.0,
-        "startup_timeout_ms": float(args.startup_timeout) * 1000.0,
-        "seed": args.seed, "concurrency": conc, "backend": backend, "address": address, "records": records,
-        "sprt": ({"elo0": args.elo0, "elo1": args.elo1, "alpha": args.alpha, "beta": args.beta,
-                  "model": args.sprt_model} if args.sprt else None),
-        "prior": float(args.prior), "anchor": anchor, "anchor_elo": anchor_elo,
-        "report_every": args.report_every, "quiet": bool(args.quiet),
-    }
-
-
-def player_files(specs: Sequence[Any]) -> Dict[str, Dict[str, str]]:
-    """sha256 of the files behind each player (a model file; an engine's executable or script), recorded in
-    tournament.json so that a changed engine or checkpoint is noticed on resume."""
-    out: Dict[str, Dict[str, str]] = {}
-    for sp in specs:
-        paths: List[str] = []
-        if sp.kind == "model" and sp.model:
-            paths = [sp.model, os.path.splitext(sp.model)[0] + ".json"]
-        elif sp.external and sp.cmd:
-            paths = [os.path.join(sp.cwd or "", t) for t in sp.cmd]
-        files = {}
-        for path in paths:
-            if os.path.isfile(path):
-                try:
-                    files[os.path.abspath(path)] = file_sha256(path)
-                except OSError:
-                    pass
-        out[sp.name] = files
-    return out
-
-
-def _player_groups(tokens: Sequence[str]) -> List[List[str]]:
-    from .tournament_players import split_player_tokens
-    return split_player_tokens(tokens)
 
 
 def _safe(name: str) -> str:
@@ -318,7 +117,7 @@ class Runner:
     def __init__(self, config: Dict[str, Any], out_dir: str, echo: Any = None, resume: bool = False,
                  live: Any = None) -> None:
         """``resume``: continue the run in ``out_dir`` (else a non-empty folder is refused). ``live``: None for
-        plain lines, True for a :class:`~tools.tournament_live.LiveDisplay` on stdout, or a callable
+        plain lines, True for a :class:`~tools.tournament.live.LiveDisplay` on stdout, or a callable
         ``(total, done, title) -> LiveDisplay`` (tests pass one with their own console)."""
         self.config = dict(config)
         self.out = os.path.abspath(out_dir)
@@ -345,27 +144,11 @@ class Runner:
             self._echo(text)
 
     # ------------------------------------------------------------------ set-up
-    def check_folder(self) -> None:
-        """Refuse a non-empty output folder without ``--resume`` (and one that holds no tournament)."""
-        if os.path.exists(self.out) and not os.path.isdir(self.out):
-            raise TournamentError(f"--out {self.out} is not a folder")
-        try:
-            entries = os.listdir(self.out)
-        except FileNotFoundError:
-            entries = []
-        except OSError as e:
-            raise TournamentError(f"--out {self.out}: {e}") from None
-        if not entries:
-            return
-        if not self.resume:
-            raise TournamentError(f"{self.out} is not empty (an earlier run?): use --resume to continue, "
-                                  "or choose a new folder")
-        if not os.path.exists(os.path.join(self.out, "tournament.json")):
-            raise TournamentError(f"{self.out} is not empty and holds no tournament.json: there is nothing to "
-                                  "resume; choose a new folder")
-
     def prepare(self) -> None:
-        self.check_folder()
+        """Check the folder (:func:`~tools.tournament.config.check_folder`; on resume the stored configuration,
+        :func:`~tools.tournament.config.check_resumed`), write ``tournament.json``, build the schedule and read
+        the finished games of ``results.jsonl``. Raises TournamentError."""
+        check_folder(self.out, self.resume)
         os.makedirs(os.path.join(self.out, "games"), exist_ok=True)
         os.makedirs(os.path.join(self.out, "logs"), exist_ok=True)
         tj = os.path.join(self.out, "tournament.json")
@@ -376,21 +159,7 @@ class Runner:
                     stored = json.load(f)
             except (OSError, ValueError) as e:
                 raise TournamentError(f"{tj}: cannot read ({e}); use a new --out folder") from None
-            if c.get("seed") is None:
-                c["seed"] = stored.get("seed")
-            diff = [k for k in SCHEDULE_KEYS if stored.get(k) != c.get(k) and k != "openings"]
-            if stored.get("openings_sha256") is None and stored.get("openings") != c.get("openings"):
-                diff.append("openings")
-            if stored.get("player_files") not in (None, c.get("player_files")):
-                changed = [k for k in c.get("player_files", {})
-                           if stored["player_files"].get(k) != c["player_files"].get(k)]
-                self._warn(f"the files of {', '.join(changed) or 'some players'} changed since the run started "
-                           "(sha256 in tournament.json): old and new results are mixed")
-            if diff:
-                raise TournamentError(
-                    f"{self.out} holds a tournament with different settings ({', '.join(diff)}); "
-                    "rerun with the same arguments and --resume, or use a new --out folder. Stored: "
-                    + ", ".join(f"{k}={stored.get(k)!r}" for k in diff))
+            check_resumed(stored, c, self.out, self._warn)
         if c.get("seed") is None:
             c["seed"] = random.SystemRandom().randrange(1, 2**31)
         atomic_write_text(tj, json.dumps(c, indent=2, sort_keys=True) + "\n")
@@ -530,8 +299,7 @@ class Runner:
             return
         names = self.config["names"]
         t = ps["trinomial"]
-        line = (f"Score of {names[0]} vs {names[1]}: {ps['w']} - {ps['l']} - {ps['d']}  [{t['score']:.3f}] "
-                f"{ps['games']}; Elo {t['elo']:+.1f} +/- {err_text(t)}")
+        line = f"{match_score_line(names[0], names[1], ps)}; Elo {t['elo']:+.1f} +/- {err_text(t)}"
         if ps["pairs"]:
             p = ps["pentanomial"]
             line += f"; penta {ps['penta']} Elo {p['elo']:+.1f} +/- {err_text(p)}"
@@ -620,7 +388,7 @@ class Runner:
     def _make_live(self) -> Any:
         if callable(self.live_factory):
             return self.live_factory(len(self.schedule), len(self.done), self.header())
-        from .tournament_live import LiveDisplay
+        from .live import LiveDisplay   # rich, only for a live table
         return LiveDisplay(len(self.schedule), len(self.done), self.header())
 
     def _check_sprt(self) -> bool:
@@ -634,7 +402,6 @@ class Runner:
         return self.stop_reason is not None
 
     def _run_inline(self, jobs: List[Tuple[int, List[GameSpec]]]) -> None:
-        from .tournament_worker import GameRunner
         runner = GameRunner(self.config)
         try:
             for pair, games in jobs:
@@ -649,50 +416,25 @@ class Runner:
         finally:
             runner.close()
 
-    def _game_limit_s(self, g: GameSpec) -> float:
-        """The wall limit of one game on a worker (its attempt is lost past it)."""
-        from .tournament_worker import game_config, player_specs, player_tc
-        specs = player_specs(self.config)
-        tcs = (player_tc(self.config, specs[g.black]), player_tc(self.config, specs[g.white]))
-        return game_wall_limit_s(game_config(self.config), tcs, len(g.opening),
-                                 self.config["startup_timeout_ms"] / 1000.0) + 30.0
-
-    def _shipped_models(self) -> Dict[int, Any]:
-        """Player index -> :class:`~gomoku_ai.workers.ModelRef` of every ``model:`` player whose files can be
-        read here (shipped to Ray workers by value, so other machines need no copy)."""
-        from gomoku_ai.shipped import resolve_model
-        from gomoku_ai.workers import ModelRef
-        from .tournament_worker import player_specs
-        out: Dict[int, Any] = {}
-        for i, sp in enumerate(player_specs(self.config)):
-            if sp.kind != "model" or not sp.model:
-                continue
-            try:
-                out[i] = ModelRef.from_path(resolve_model(sp.model))
-            except Exception as e:  # noqa: BLE001 - a folder or a missing model: the workers load the path
-                self._warn(f"{sp.name}: the model is not shipped to the workers ({e}); each worker loads "
-                           f"{sp.model} from its own disk")
-        return out
-
     def _run_pool(self, jobs: List[Tuple[int, List[GameSpec]]], conc: int) -> None:
         """Play the games of ``jobs`` on a worker pool (``config["backend"]``), one task per game; results are
         recorded here as they come (in finishing order), exactly as the inline path records them."""
-        from gomoku_ai.workers import Task, WorkerSpec, make_pool
+        from gomoku_ai.workers import Task, WorkerSpec, make_pool   # looked up per run: tests replace make_pool
         c = self.config
         backend = c.get("backend") or "local"
         kwargs: Dict[str, Any] = {"config": c, "log_dir": os.path.join(self.out, "logs")}
         if backend == "ray":
-            models = self._shipped_models()
+            models = shipped_models(c, self._warn)
             if models:
                 kwargs["models"] = models
-        spec = WorkerSpec("tools.tournament_worker:TournamentWorker", kwargs, threads=1)
+        spec = WorkerSpec(WORKER_TARGET, kwargs, threads=1)
         pool = make_pool(spec, conc, backend=backend, address=c.get("address"), max_attempts=2)
         log.info("workers: %s", pool.describe())
 
         def tasks() -> Iterator[Task]:
             for _, games in jobs:
                 for g in games:
-                    yield Task(g.game, g.to_dict(), limit_s=self._game_limit_s(g))
+                    yield Task(g.game, g.to_dict(), limit_s=game_limit_s(c, g))
 
         self.pool = pool
         try:
@@ -725,45 +467,3 @@ class Runner:
         finally:
             self.pool = None
             pool.close()
-
-
-# ------------------------------------------------------------------------------------------ entry points
-def _stdout_is_tty() -> bool:
-    try:
-        return sys.stdout.isatty()
-    except (AttributeError, ValueError):
-        return False
-
-
-def run(args: argparse.Namespace) -> int:
-    """Run the tournament described by parsed arguments (``gomoku tournament``)."""
-    try:
-        config = build_config(args)
-        live = True if (not getattr(args, "no_live", False) and _stdout_is_tty()) else None
-        runner = Runner(config, args.out, resume=getattr(args, "resume", False), live=live)
-        runner.prepare()
-    except (TournamentError, SpecError, ValueError) as e:
-        sys.stderr.write(f"gomoku tournament: {e}\n")
-        return 2
-    old = None
-    if threading.current_thread() is threading.main_thread():
-        def _term(signum: int, frame: Any) -> None:
-            raise KeyboardInterrupt
-        old = signal.signal(signal.SIGTERM, _term)
-    try:
-        return runner.run()
-    finally:
-        if old is not None:
-            signal.signal(signal.SIGTERM, old)
-
-
-def main(argv: Optional[List[str]] = None) -> int:
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ.setdefault(var, "1")
-    p = argparse.ArgumentParser(prog="gomoku tournament", description=__doc__.split("\n\n")[0])
-    configure_parser(p)
-    return run(p.parse_args(argv))
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -18,11 +18,15 @@ from typing import Any, Callable, Dict, List, Optional
 
 from gomoku_ai.match import GameConfig, TimeControl
 from gomoku_ai.rules import Rule
+from gomoku_ai.workers.base import THREAD_VARS
 
-from .tournament_game import GameSpec, play_game
-from .tournament_players import GamePlayer, PlayerSpec, make_player, parse_player
+from .game import GameSpec, game_wall_limit_s, play_game
+from .players import GamePlayer, PlayerSpec, make_player, parse_player
 
 log = logging.getLogger("gomoku.tournament")
+
+#: the pool worker class, resolved by name in each worker process or Ray actor (never stored on disk)
+WORKER_TARGET = "tools.tournament.worker:TournamentWorker"
 
 
 def game_config(config: Dict[str, Any]) -> GameConfig:
@@ -33,6 +37,7 @@ def game_config(config: Dict[str, Any]) -> GameConfig:
 
 
 def player_specs(config: Dict[str, Any]) -> List[PlayerSpec]:
+    """The players of a configuration, parsed from their tokens, with the names the run gave them."""
     specs = [parse_player(t) for t in config["players"]]
     for s, name in zip(specs, config["names"]):
         s.name = name
@@ -40,7 +45,34 @@ def player_specs(config: Dict[str, Any]) -> List[PlayerSpec]:
 
 
 def player_tc(config: Dict[str, Any], spec: PlayerSpec) -> TimeControl:
+    """The time control ``spec`` plays under: its own ``tc=``, else the tournament's."""
     return spec.tc if spec.tc is not None else TimeControl.parse(config.get("tc"))
+
+
+def game_limit_s(config: Dict[str, Any], g: GameSpec) -> float:
+    """The wall limit of game ``g`` on a pool worker in seconds (the attempt is lost past it):
+    :func:`~tools.tournament.game.game_wall_limit_s` for its players' time controls, plus 30 s."""
+    specs = player_specs(config)
+    tcs = (player_tc(config, specs[g.black]), player_tc(config, specs[g.white]))
+    return game_wall_limit_s(game_config(config), tcs, len(g.opening), config["startup_timeout_ms"] / 1000.0) + 30.0
+
+
+def shipped_models(config: Dict[str, Any], warn: Callable[[str], None]) -> Dict[int, Any]:
+    """Player index -> :class:`~gomoku_ai.workers.ModelRef` of every ``model:`` player whose files can be read
+    here (shipped to Ray workers by value, so other machines need no copy); a model that cannot be read here is
+    left to each worker's disk, with a ``warn``."""
+    from gomoku_ai.shipped import resolve_model
+    from gomoku_ai.workers import ModelRef
+    out: Dict[int, Any] = {}
+    for i, sp in enumerate(player_specs(config)):
+        if sp.kind != "model" or not sp.model:
+            continue
+        try:
+            out[i] = ModelRef.from_path(resolve_model(sp.model))
+        except Exception as e:  # noqa: BLE001 - a folder or a missing model: the workers load the path
+            warn(f"{sp.name}: the model is not shipped to the workers ({e}); each worker loads "
+                 f"{sp.model} from its own disk")
+    return out
 
 
 class GameRunner:
@@ -92,7 +124,7 @@ class GameRunner:
 
 
 class TournamentWorker:
-    """The pool worker of a tournament (``tools.tournament_worker:TournamentWorker``): built once per worker
+    """The pool worker of a tournament (:data:`WORKER_TARGET`): built once per worker
     process or Ray actor, it keeps one :class:`GameRunner` (players, networks, engines) across games.
 
     ``config``: the tournament configuration (``tournament.json``). ``log_dir``: where this worker writes its
@@ -103,7 +135,7 @@ class TournamentWorker:
 
     def __init__(self, config: Dict[str, Any], log_dir: Optional[str] = None,
                  models: Optional[Dict[int, Any]] = None) -> None:
-        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        for var in THREAD_VARS:
             os.environ.setdefault(var, "1")
         self._log_handler: Optional[logging.Handler] = None
         if log_dir and os.path.isdir(log_dir):

@@ -23,7 +23,7 @@ def _f(v: Optional[float], spec: str = ".1f") -> str:
 
 
 def standings_table(s: Dict[str, Any], left: Sequence[int], title: Optional[str] = None) -> Any:
-    """A rich Table of summary ``s`` (see :func:`tools.tournament_results.summarize`); ``left[i]``: games player
+    """A rich Table of summary ``s`` (see :func:`tools.tournament.results.summarize`); ``left[i]``: games player
     ``i`` still has to play."""
     from rich.table import Table
     rt = s["rating"]

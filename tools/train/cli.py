@@ -19,15 +19,22 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, Optional
+
+from .live import LiveDisplay
 
 
 def add_parser(sub: Any) -> None:
+    """Register ``train`` and its subcommands on a subparsers object."""
     tr = sub.add_parser("train", help="training: pack records, supervised training, export")
     tsub = tr.add_subparsers(dest="train_command", required=True)
+    for add in (_add_pack, _add_supervised, _add_teacher, _add_export, _add_selfplay, _add_gate, _add_loop,
+                _add_curve, _add_accuracy, _add_plot):
+        add(tsub)
 
+
+def _add_pack(tsub: Any) -> None:
     pk = tsub.add_parser("pack", help="turn PSQ/SGF game records into a training shard")
     pk.add_argument("--records", nargs="+", required=True, help="record files or folders")
     pk.add_argument("--openings", default=None,
@@ -35,6 +42,8 @@ def add_parser(sub: Any) -> None:
     pk.add_argument("--size", type=int, default=15)
     pk.add_argument("--out", required=True, help="output .npz shard")
 
+
+def _add_supervised(tsub: Any) -> None:
     sl = tsub.add_parser("supervised", help="train on shards (resumes from --run if present)")
     sl.add_argument("--data", nargs="+", required=True, help="shard files (.npz)")
     sl.add_argument("--run", required=True, help="run folder: checkpoint.pt, log.jsonl")
@@ -54,6 +63,8 @@ def add_parser(sub: Any) -> None:
                     help="weight of the value loss (default 1; lower keeps an --init network's "
                          "value head while its policy learns)")
 
+
+def _add_teacher(tsub: Any) -> None:
     te = tsub.add_parser("teacher", help="games of an external pbrain engine against itself from "
                          "openings cut out of records (resumable), as training data")
     te.add_argument("--engine", required=True,
@@ -74,6 +85,8 @@ def add_parser(sub: Any) -> None:
                     help="folder: openings.txt, command.sh, match/ (the tournament; its games/ "
                          "are the records to pack); an existing one is resumed")
 
+
+def _add_export(tsub: Any) -> None:
     ex = tsub.add_parser("export", help="export a run's checkpoint to engine model files")
     ex.add_argument("--run", required=True)
     ex.add_argument("--out", required=True, help="output basename, e.g. models/freestyle15")
@@ -82,23 +95,9 @@ def add_parser(sub: Any) -> None:
     ex.add_argument("--size", default="15", help="board the network was trained on: 15 or 8x8")
     ex.add_argument("--n", type=int, default=None, help="winning length (recorded when given)")
     ex.add_argument("--rule", default=None, help="rule (recorded when given)")
-    _add_rl_parsers(tsub)
 
 
-def _size(text: str):
-    """``15`` or ``20x15`` -> (width, height)."""
-    w, _, h = str(text).lower().partition("x")
-    return int(w), int(h or w)
-
-
-def _add_backend_args(p: Any, default: Optional[str] = "local") -> None:
-    p.add_argument("--backend", choices=["local", "ray"], default=default,
-                   help="where workers run: local processes (default) or Ray actors")
-    p.add_argument("--address", default=None,
-                   help="Ray cluster: HOST:PORT, or auto (default: a private local instance)")
-
-
-def _add_rl_parsers(tsub: Any) -> None:
+def _add_selfplay(tsub: Any) -> None:
     sp = tsub.add_parser("selfplay", help="self-play games -> training shards + SGF (no torch)")
     sp.add_argument("--model", required=True,
                     help="exported model basename/file, or 'heuristic' / 'uniform'")
@@ -125,6 +124,8 @@ def _add_rl_parsers(tsub: Any) -> None:
     sp.add_argument("--json", action="store_true",
                     help="JSON lines even on a terminal (the default when stdout is not one)")
 
+
+def _add_gate(tsub: Any) -> None:
     gt = tsub.add_parser("gate", help="candidate vs best in colour-swapped pairs, SPRT decision")
     gt.add_argument("--candidate", required=True)
     gt.add_argument("--best", required=True)
@@ -146,6 +147,8 @@ def _add_rl_parsers(tsub: Any) -> None:
     _add_backend_args(gt)
     gt.add_argument("--out", default=None, help="write the result JSON here too")
 
+
+def _add_loop(tsub: Any) -> None:
     lp = tsub.add_parser("loop", help="AlphaZero loop: self-play, train, gate, promote (resumable)")
     lp.add_argument("--run", required=True, help="run folder (state.json, best.*, data/, ...)")
     lp.add_argument("--iterations", type=int, required=True, help="total iterations to reach")
@@ -194,6 +197,8 @@ def _add_rl_parsers(tsub: Any) -> None:
     lp.add_argument("--json", action="store_true",
                     help="JSON lines even on a terminal (the default when stdout is not one)")
 
+
+def _add_curve(tsub: Any) -> None:
     cv = tsub.add_parser("curve", help="learning curve: a loop run's candidates vs a fixed "
                                        "opponent (appends RUN/curve.jsonl)")
     cv.add_argument("--run", required=True, help="loop run folder (candidates/it*.json)")
@@ -209,6 +214,8 @@ def _add_rl_parsers(tsub: Any) -> None:
     cv.add_argument("--seed", type=int, default=1)
     cv.add_argument("--out", default=None, help="default: RUN/curve.jsonl")
 
+
+def _add_accuracy(tsub: Any) -> None:
     ac = tsub.add_parser("accuracy", help="policy-only top-1/top-3 of exported models on the "
                                           "held-out games of a packed shard (no torch)")
     ac.add_argument("models", nargs="+", help="exported model basenames or files")
@@ -217,6 +224,8 @@ def _add_rl_parsers(tsub: Any) -> None:
                     help="the supervised run's validation fraction (default 0.03)")
     ac.add_argument("--seed", type=int, default=1, help="the supervised run's seed (default 1)")
 
+
+def _add_plot(tsub: Any) -> None:
     pl = tsub.add_parser("plot", help="PNG of losses and strength of a run (matplotlib)")
     pl.add_argument("--run", required=True,
                     help="run folder: a loop run (loop.jsonl, train/log.jsonl, curve.jsonl) or a "
@@ -226,250 +235,232 @@ def _add_rl_parsers(tsub: Any) -> None:
     pl.add_argument("--dpi", type=int, default=100)
 
 
-class LiveDisplay:
-    """A rich progress display fed with the JSON records of ``selfplay`` / ``loop``: iterations,
-    self-play games (positions/s), training steps (losses, samples/s), gate pairs (W/D/L, LLR),
-    and a table of the last finished iterations. Use as a context manager; call with records."""
+def _size(text: str):
+    """``15`` or ``20x15`` -> (width, height)."""
+    w, _, h = str(text).lower().partition("x")
+    return int(w), int(h or w)
 
-    def __init__(self, iterations: Optional[int] = None, games: Optional[int] = None,
-                 steps: Optional[int] = None, console: Any = None) -> None:
-        from rich.console import Console
-        from rich.live import Live
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                                   TimeElapsedColumn)
-        self.console = console or Console()
-        self.steps = steps
-        self.progress = Progress(TextColumn("{task.description:<18}"), BarColumn(),
-                                 MofNCompleteColumn(), TimeElapsedColumn(),
-                                 TextColumn("{task.fields[info]}"), console=self.console)
-        self.t_iter = (self.progress.add_task("iterations", total=iterations, info="")
-                       if iterations else None)
-        self.t_sp = self.progress.add_task("self-play games", total=games, info="")
-        self.t_tr = self.progress.add_task("training steps", total=steps, info="",
-                                           visible=steps is not None)
-        self.t_gate = self.progress.add_task("gate pairs", total=None, info="", visible=False)
-        self.rows: List[List[str]] = []
-        self._sp_t0 = time.perf_counter()
-        self._sp_pos = 0
-        self._sp_games = 0
-        self.live = Live(self._render(), console=self.console, refresh_per_second=4,
-                         transient=False)
 
-    def _render(self) -> Any:
-        from rich import box
-        from rich.console import Group
-        from rich.table import Table
-        if not self.rows:
-            return self.progress
-        t = Table(title="finished iterations (train and validation losses; gate, * = promoted)",
-                  expand=False, title_justify="left", box=box.SIMPLE_HEAD, padding=(0, 1),
-                  pad_edge=False)
-        for col in ("it", "games", "pos", "pos/s", "pol", "val", "v.pol", "v.val", "gate", "s"):
-            t.add_column(col, justify="right", no_wrap=True)
-        for r in self.rows[-8:]:
-            t.add_row(*r)
-        return Group(t, self.progress)
+def _add_backend_args(p: Any, default: Optional[str] = "local") -> None:
+    p.add_argument("--backend", choices=["local", "ray"], default=default,
+                   help="where workers run: local processes (default) or Ray actors")
+    p.add_argument("--address", default=None,
+                   help="Ray cluster: HOST:PORT, or auto (default: a private local instance)")
 
-    def __enter__(self) -> "LiveDisplay":
-        self.live.__enter__()
-        return self
 
-    def __exit__(self, *exc: Any) -> None:
-        self.live.update(self._render())
-        self.live.__exit__(*exc)
-
-    def __call__(self, rec: Dict[str, Any]) -> None:
-        p = self.progress
-        if "note" in rec:
-            self.console.print(f"[yellow]{rec['note']}[/yellow]")
-        elif rec.get("phase") == "selfplay":
-            self._sp_t0, self._sp_pos, self._sp_games = time.perf_counter(), 0, 0
-            p.reset(self.t_sp, total=rec.get("games"), description=f"it {rec['iteration']} "
-                    "self-play", info="")
-        elif rec.get("phase") == "train":
-            p.reset(self.t_tr, total=self.steps, visible=True, info="",
-                    description=f"it {rec['iteration']} training")
-        elif rec.get("phase") == "gate":
-            p.reset(self.t_gate, total=None, visible=True, info="",
-                    description=f"it {rec['iteration']} gate")
-        elif "selfplay_batch" in rec or "batch" in rec and "positions" in rec:
-            b = rec.get("selfplay_batch", rec)
-            self._sp_pos += int(b.get("positions", 0))
-            self._sp_games += int(b.get("games", 0))
-            dt = max(1e-9, time.perf_counter() - self._sp_t0)
-            p.advance(self.t_sp, int(b.get("games", 0)))
-            p.update(self.t_sp, info=f"{self._sp_pos} positions  {self._sp_pos / dt:.1f} pos/s  "
-                                     f"{3600 * self._sp_games / dt:.0f} games/h")
-        elif "train_log" in rec:
-            m = rec["train_log"]
-            if "policy_loss" in m:
-                target = rec.get("train_target")
-                done = m["step"] - (target - self.steps) if target and self.steps else m["step"]
-                p.update(self.t_tr, completed=done,
-                         info=f"policy {m['policy_loss']:.3f}  value {m['value_loss']:.3f}  "
-                              f"{m.get('positions_per_s', 0):.0f} samples/s")
-        elif "gate_pair" in rec:
-            g = rec["gate_pair"]
-            pen = g.get("penta", [])
-            p.update(self.t_gate, completed=int(g["pair"]) + 1, total=rec.get("max_pairs"),
-                     info=f"penta {pen}  LLR {g.get('llr')}")
-        elif "elapsed_s" in rec and "iteration" in rec:      # an iteration's log line
-            sp, tr, g = rec.get("selfplay") or {}, rec.get("train") or {}, rec.get("gate") or {}
-
-            def f(x: Any, fmt: str = "{:.3f}") -> str:
-                return "-" if x is None else fmt.format(x)
-
-            gate = "-"
-            short = {"accept": "acc", "reject": "rej", "inconclusive": "inc"}
-            if g.get("elo") is not None:
-                gate = f"{short.get(g['decision'], g['decision'])} {g['elo']:+.0f}"
-            elif g.get("decision"):
-                gate = "off" if "gating off" in str(g.get("reason", "")) else g["decision"]
-            self.rows.append([str(rec["iteration"]), f(sp.get("games"), "{}"),
-                              f(sp.get("positions"), "{}"), f(sp.get("positions_per_s"), "{:.1f}"),
-                              f(tr.get("policy_loss")), f(tr.get("value_loss")),
-                              f(tr.get("val_policy_loss")), f(tr.get("val_value_loss")),
-                              gate + ("*" if rec.get("promoted") else ""),
-                              f(rec.get("elapsed_s"), "{:.0f}")])
-            if self.t_iter is not None:
-                p.update(self.t_iter, completed=int(rec["iteration"]))
-            p.update(self.t_gate, visible=False)
-        elif "summary" in rec:
-            s = rec["summary"]
-            self.console.print(f"self-play: {s.get('games')} games, {s.get('positions')} positions"
-                               f", {s.get('positions_per_s')} positions/s, "
-                               f"{s.get('games_per_hour')} games/h")
-        self.live.update(self._render())
+def _print_json(rec: Any) -> None:
+    print(json.dumps(rec), flush=True)
 
 
 def _emitter(use_json: bool, **display: Any):
     """(callback, context manager): JSON lines, or a :class:`LiveDisplay` on a terminal."""
     import contextlib
     if use_json or not sys.stdout.isatty():
-        def emit(rec: Any) -> None:
-            print(json.dumps(rec), flush=True)
-        return emit, contextlib.nullcontext()
+        return _print_json, contextlib.nullcontext()
     d = LiveDisplay(**display)
     return d, d
 
 
-def _run_rl(args: Any) -> int:
-    """``selfplay`` and ``gate`` (no torch needed), ``loop``."""
-    def emit(rec: Any) -> None:
-        print(json.dumps(rec), flush=True)
+def _run_selfplay(args: Any) -> int:
+    """``gomoku train selfplay`` (no torch needed)."""
+    from gomoku_ai.training.selfplay import run_selfplay
+    emit, ctx = _emitter(args.json, games=args.games)
+    with ctx:
+        summary = run_selfplay(args.model, args.out, games=args.games, workers=args.workers,
+                               visits_full=args.visits, visits_fast=args.fast_visits,
+                               p_full=args.p_full, board_size=_size(args.size), rule=args.rule,
+                               n=args.n, seed=args.seed, openings=args.openings,
+                               prefix=args.prefix, log=emit, backend=args.backend,
+                               address=args.address,
+                               games_per_shard=args.games_per_shard, temp_moves=args.temp_moves,
+                               resign_threshold=args.resign_threshold,
+                               resign_plies=args.resign_plies,
+                               resign_disabled_fraction=args.resign_disabled)
+        summary.pop("config", None)
+        emit({"summary": summary})
+    return 0
 
-    if args.train_command == "selfplay":
-        from gomoku_ai.training.selfplay import run_selfplay
-        emit, ctx = _emitter(args.json, games=args.games)
+
+def _run_gate(args: Any) -> int:
+    """``gomoku train gate`` (no torch needed)."""
+    from gomoku_ai.training.gating import GateConfig, run_gate
+    w, h = _size(args.size)
+    cfg = GateConfig(visits=args.visits, max_games=args.max_games, elo0=args.elo0,
+                     elo1=args.elo1, alpha=args.alpha, beta=args.beta, model=args.sprt_model,
+                     seed=args.seed)
+    res = run_gate(args.candidate, args.best, width=w, height=h, n=args.n, rule=args.rule,
+                   openings=args.openings, config=cfg, journal=args.journal,
+                   workers=args.workers, backend=args.backend, address=args.address)
+    if args.out:
+        from gomoku_ai.records import atomic_write_text
+        atomic_write_text(args.out, json.dumps(res, indent=1) + "\n")
+    _print_json(res)
+    return 0
+
+
+def _loop_settings(args: Any) -> Dict[str, Any]:
+    """The ``loop`` options as :func:`gomoku_ai.training.loop.run_loop` settings (None: keep the stored or
+    default value); ``--blocks`` / ``--channels`` change the architecture stored in ``RUN/config.json``."""
+    cfg = {"rule": args.rule, "n": args.n, "games_per_iter": args.games,
+           "workers": args.workers, "visits_full": args.visits,
+           "visits_fast": args.fast_visits, "p_full": args.p_full, "openings": args.openings,
+           "window": args.window, "min_positions": args.min_positions,
+           "steps_per_iter": args.steps, "batch_size": args.batch, "lr": args.lr,
+           "threads": args.threads, "device": args.device, "gate_games": args.gate_games,
+           "gate_visits": args.gate_visits, "gate_elo1": args.gate_elo1,
+           "gate_openings": args.gate_openings, "seed": args.seed,
+           "backend": args.backend, "address": args.address, "trainer": args.trainer,
+           "trainer_gpus": args.trainer_gpus, "train_chunk": args.train_chunk}
+    if args.size is not None:
+        cfg["width"], cfg["height"] = _size(args.size)
+    if args.blocks is not None or args.channels is not None:
+        from gomoku_ai.training.loop import LoopConfig
+        arch = dict(LoopConfig().arch)
+        stored = Path(args.run) / "config.json"
+        if stored.exists():
+            arch = dict(json.loads(stored.read_text(encoding="utf-8"))["arch"])
+        if args.blocks is not None:
+            arch["blocks"] = args.blocks
+        if args.channels is not None:
+            arch["channels"] = args.channels
+            arch["head_channels"] = max(16, args.channels // 2)
+            arch["value_fc"] = max(32, arch["head_channels"] * 2)
+        cfg["arch"] = arch
+    return cfg
+
+
+def _loop_steps(args: Any) -> int:
+    """Training steps per iteration, for the progress display: ``--steps``, else the stored, else the
+    default."""
+    stored_cfg = Path(args.run) / "config.json"
+    steps = args.steps
+    if steps is None and stored_cfg.exists():
+        steps = json.loads(stored_cfg.read_text(encoding="utf-8")).get("steps_per_iter")
+    if steps is None:
+        from gomoku_ai.training.loop import LoopConfig
+        steps = LoopConfig().steps_per_iter
+    return steps
+
+
+def _run_loop(args: Any) -> int:
+    """``gomoku train loop`` (torch)."""
+    from gomoku_ai.training.dataset import ShardError
+    from gomoku_ai.training.loop import LoopError, LoopSettingsError, run_loop
+    from gomoku_ai.training.remote import TrainerFailed, TrainerLost
+    from gomoku_ai.training.trainer import CheckpointError
+    from gomoku_ai.workers import WorkerError
+    cfg = _loop_settings(args)
+    emit, ctx = _emitter(args.json, iterations=args.iterations, games=args.games, steps=_loop_steps(args))
+    try:
         with ctx:
-            summary = _selfplay_cmd(args, emit, run_selfplay)
-            summary.pop("config", None)
-            emit({"summary": summary})
-        return 0
-    if args.train_command == "gate":
-        from gomoku_ai.training.gating import GateConfig, run_gate
-        w, h = _size(args.size)
-        cfg = GateConfig(visits=args.visits, max_games=args.max_games, elo0=args.elo0,
-                         elo1=args.elo1, alpha=args.alpha, beta=args.beta, model=args.sprt_model,
-                         seed=args.seed)
-        res = run_gate(args.candidate, args.best, width=w, height=h, n=args.n, rule=args.rule,
-                       openings=args.openings, config=cfg, journal=args.journal,
-                       workers=args.workers, backend=args.backend, address=args.address)
-        if args.out:
-            from gomoku_ai.records import atomic_write_text
-            atomic_write_text(args.out, json.dumps(res, indent=1) + "\n")
-        emit(res)
-        return 0
-    if args.train_command == "loop":
-        from gomoku_ai.training.loop import run_loop
-        cfg = {"rule": args.rule, "n": args.n, "games_per_iter": args.games,
-               "workers": args.workers, "visits_full": args.visits,
-               "visits_fast": args.fast_visits, "p_full": args.p_full, "openings": args.openings,
-               "window": args.window, "min_positions": args.min_positions,
-               "steps_per_iter": args.steps, "batch_size": args.batch, "lr": args.lr,
-               "threads": args.threads, "device": args.device, "gate_games": args.gate_games,
-               "gate_visits": args.gate_visits, "gate_elo1": args.gate_elo1,
-               "gate_openings": args.gate_openings, "seed": args.seed,
-               "backend": args.backend, "address": args.address, "trainer": args.trainer,
-               "trainer_gpus": args.trainer_gpus, "train_chunk": args.train_chunk}
-        if args.size is not None:
-            cfg["width"], cfg["height"] = _size(args.size)
-        if args.blocks is not None or args.channels is not None:
-            from gomoku_ai.training.loop import LoopConfig
-            arch = dict(LoopConfig().arch)
-            stored = Path(args.run) / "config.json"
-            if stored.exists():
-                arch = dict(json.loads(stored.read_text(encoding="utf-8"))["arch"])
-            if args.blocks is not None:
-                arch["blocks"] = args.blocks
-            if args.channels is not None:
-                arch["channels"] = args.channels
-                arch["head_channels"] = max(16, args.channels // 2)
-                arch["value_fc"] = max(32, arch["head_channels"] * 2)
-            cfg["arch"] = arch
-        stored_cfg = Path(args.run) / "config.json"
-        steps = args.steps
-        if steps is None and stored_cfg.exists():
-            steps = json.loads(stored_cfg.read_text(encoding="utf-8")).get("steps_per_iter")
-        if steps is None:
-            from gomoku_ai.training.loop import LoopConfig
-            steps = LoopConfig().steps_per_iter
-        emit, ctx = _emitter(args.json, iterations=args.iterations, games=args.games,
-                             steps=steps)
-        from gomoku_ai.training.dataset import ShardError
-        from gomoku_ai.training.loop import LoopError, LoopSettingsError
-        from gomoku_ai.training.remote import TrainerFailed, TrainerLost
-        from gomoku_ai.training.trainer import CheckpointError
-        from gomoku_ai.workers import WorkerError
-        try:
-            with ctx:
-                state = run_loop(args.run, args.iterations, cfg, init_model=args.init_model,
-                                 log=emit, max_seconds=None if args.max_minutes is None
-                                 else 60.0 * args.max_minutes)
-        except (LoopError, LoopSettingsError, WorkerError, TrainerLost, TrainerFailed, CheckpointError,
-                ShardError) as e:
-            sys.stderr.write(f"gomoku train loop: {e}\n")
-            return 1
-        if isinstance(emit, LiveDisplay):
-            print(json.dumps({"state": state}))
-        else:
-            emit({"state": state})
-        return 0
-    if args.train_command == "curve":
-        from gomoku_ai.training.curve import strength_curve
-        recs = strength_curve(args.run, opponent=args.opponent, visits=args.visits,
-                              games=args.games, every=args.every, iterations=args.iterations,
-                              opponent_visits=args.opponent_visits, seed=args.seed,
-                              out=args.out, log=emit)
-        emit({"curve": len(recs)})
-        return 0
-    if args.train_command == "plot":
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
-            sys.stderr.write("gomoku train plot needs matplotlib: pip install -e '.[train]'\n")
-            return 2
-        from tools.train_plot import plot_run
-        try:
-            emit(plot_run(args.run, args.out, title=args.title, dpi=args.dpi))
-        except FileNotFoundError as e:
-            sys.stderr.write(f"gomoku train plot: {e}\n")
-            return 2
-        return 0
-    return 2
+            state = run_loop(args.run, args.iterations, cfg, init_model=args.init_model,
+                             log=emit, max_seconds=None if args.max_minutes is None
+                             else 60.0 * args.max_minutes)
+    except (LoopError, LoopSettingsError, WorkerError, TrainerLost, TrainerFailed, CheckpointError,
+            ShardError) as e:
+        sys.stderr.write(f"gomoku train loop: {e}\n")
+        return 1
+    if isinstance(emit, LiveDisplay):
+        print(json.dumps({"state": state}))
+    else:
+        emit({"state": state})
+    return 0
 
 
-def _selfplay_cmd(args: Any, emit: Any, run_selfplay: Any) -> Dict[str, Any]:
-    return run_selfplay(args.model, args.out, games=args.games, workers=args.workers,
-                        visits_full=args.visits, visits_fast=args.fast_visits,
-                        p_full=args.p_full, board_size=_size(args.size), rule=args.rule,
-                        n=args.n, seed=args.seed, openings=args.openings,
-                        prefix=args.prefix, log=emit, backend=args.backend,
-                        address=args.address,
-                        games_per_shard=args.games_per_shard, temp_moves=args.temp_moves,
-                        resign_threshold=args.resign_threshold,
-                        resign_plies=args.resign_plies,
-                        resign_disabled_fraction=args.resign_disabled)
+def _run_curve(args: Any) -> int:
+    """``gomoku train curve`` (no torch needed)."""
+    from gomoku_ai.training.curve import strength_curve
+    recs = strength_curve(args.run, opponent=args.opponent, visits=args.visits,
+                          games=args.games, every=args.every, iterations=args.iterations,
+                          opponent_visits=args.opponent_visits, seed=args.seed,
+                          out=args.out, log=_print_json)
+    _print_json({"curve": len(recs)})
+    return 0
+
+
+def _run_plot(args: Any) -> int:
+    """``gomoku train plot`` (matplotlib)."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        sys.stderr.write("gomoku train plot needs matplotlib: pip install -e '.[train]'\n")
+        return 2
+    from .plot import plot_run
+    try:
+        _print_json(plot_run(args.run, args.out, title=args.title, dpi=args.dpi))
+    except FileNotFoundError as e:
+        sys.stderr.write(f"gomoku train plot: {e}\n")
+        return 2
+    return 0
+
+
+def _run_accuracy(args: Any) -> int:
+    """``gomoku train accuracy`` (no torch needed)."""
+    from gomoku_ai.training.accuracy import policy_accuracy
+    try:
+        for m in args.models:
+            print(json.dumps(policy_accuracy(m, args.data, args.val_fraction, args.seed)),
+                  flush=True)
+    except (OSError, ValueError) as e:
+        sys.stderr.write(f"gomoku train accuracy: {e}\n")
+        return 2
+    return 0
+
+
+def _run_pack(args: Any) -> int:
+    """``gomoku train pack`` (torch)."""
+    from gomoku_ai.records import load_games, read_openings
+    from gomoku_ai.training import dataset
+    loader = load_games(args.records, on_error="skip", size=args.size)
+    recs = list(loader)
+    ops = read_openings(args.openings, width=args.size) if args.openings else None
+    pos = dataset.positions_from_records(recs, openings=ops)
+    dataset.save_shard(pos, args.out)
+    print(json.dumps({"games": len(recs), "positions": len(pos), "skipped_files":
+                      [f"{s.path}: {s.reason}" for s in loader.skipped], "out": args.out}))
+    return 0
+
+
+def _run_supervised(args: Any) -> int:
+    """``gomoku train supervised`` (torch)."""
+    from gomoku_ai.training import dataset, trainer
+    pos = dataset.Positions.concat([dataset.load_shard(p) for p in args.data])
+    hc = args.head_channels or max(16, args.channels // 2)
+    cfg = trainer.TrainConfig(steps=args.steps, batch_size=args.batch, lr=args.lr,
+                              threads=args.threads, device=args.device,
+                              arch={"blocks": args.blocks, "channels": args.channels,
+                                    "head_channels": hc, "value_fc": max(32, hc * 2)})
+    if args.warmup is not None:
+        cfg.warmup_steps = args.warmup
+    if args.value_weight is not None:
+        if args.value_weight < 0:
+            sys.stderr.write("gomoku train supervised: --value-weight must be >= 0\n")
+            return 2
+        cfg.value_weight = args.value_weight
+    try:
+        tr = trainer.Trainer(cfg, Path(args.run), log=_print_json,
+                             init=Path(args.init) if args.init else None)
+    except trainer.CheckpointError as e:
+        sys.stderr.write(f"gomoku train supervised: {e}\n")
+        return 2
+    tr.fit(pos, stop_after_s=args.max_seconds)
+    return 0
+
+
+def _run_export(args: Any) -> int:
+    """``gomoku train export`` (torch)."""
+    from gomoku_ai.training import trainer
+    w, h = _size(args.size)
+    extra: Dict[str, Any] = {"board_sizes": [[w, h]]}
+    if args.n is not None:
+        extra["win_length"] = args.n
+    if args.rule is not None:
+        extra["rule"] = args.rule
+    base = trainer.export_checkpoint(Path(args.run) / "checkpoint.pt", Path(args.out),
+                                     args.name or Path(args.out).name, args.notes,
+                                     extra=extra)
+    print(json.dumps({"exported": str(base)}))
+    return 0
 
 
 def _run_teacher(args: Any) -> int:
@@ -479,7 +470,7 @@ def _run_teacher(args: Any) -> int:
     from gomoku_ai.rules import Rule
     from gomoku_ai.fileio import atomic_write_text
     from gomoku_ai.training.teacher import openings_from_records
-    from tools import tournament
+    from ..tournament.cli import main as tournament_main
 
     out = Path(args.out)
     ops_path = out / "openings.txt"
@@ -518,75 +509,26 @@ def _run_teacher(args: Any) -> int:
         targv += ["--tc", args.tc]
     if (match / "tournament.json").exists():
         targv.append("--resume")
-    return tournament.main(targv)
+    return tournament_main(targv)
+
+
+#: the subcommands that need no torch, and those that do (checked before they run)
+_TORCH_FREE: Dict[str, Callable[[Any], int]] = {
+    "teacher": _run_teacher, "selfplay": _run_selfplay, "gate": _run_gate, "curve": _run_curve,
+    "plot": _run_plot, "accuracy": _run_accuracy}
+_WITH_TORCH: Dict[str, Callable[[Any], int]] = {
+    "pack": _run_pack, "supervised": _run_supervised, "export": _run_export, "loop": _run_loop}
 
 
 def run(args: Any) -> int:
-    if args.train_command == "teacher":   # torch-free
-        return _run_teacher(args)
-    if args.train_command in ("selfplay", "gate", "curve", "plot"):
-        return _run_rl(args)   # torch-free
-    if args.train_command == "accuracy":   # torch-free
-        from gomoku_ai.training.accuracy import policy_accuracy
-        try:
-            for m in args.models:
-                print(json.dumps(policy_accuracy(m, args.data, args.val_fraction, args.seed)),
-                      flush=True)
-        except (OSError, ValueError) as e:
-            sys.stderr.write(f"gomoku train accuracy: {e}\n")
-            return 2
-        return 0
+    """Run the parsed ``gomoku train`` subcommand; returns the exit code."""
+    cmd = _TORCH_FREE.get(args.train_command)
+    if cmd is not None:
+        return cmd(args)
     try:
         import torch  # noqa: F401
     except ImportError:
         sys.stderr.write("gomoku train needs torch: pip install -e '.[train]'\n")
         return 2
-    from gomoku_ai.training import dataset, trainer
-    if args.train_command == "pack":
-        from gomoku_ai.records import load_games, read_openings
-        loader = load_games(args.records, on_error="skip", size=args.size)
-        recs = list(loader)
-        ops = read_openings(args.openings, width=args.size) if args.openings else None
-        pos = dataset.positions_from_records(recs, openings=ops)
-        dataset.save_shard(pos, args.out)
-        print(json.dumps({"games": len(recs), "positions": len(pos), "skipped_files":
-                          [f"{s.path}: {s.reason}" for s in loader.skipped], "out": args.out}))
-        return 0
-    if args.train_command == "supervised":
-        pos = dataset.Positions.concat([dataset.load_shard(p) for p in args.data])
-        hc = args.head_channels or max(16, args.channels // 2)
-        cfg = trainer.TrainConfig(steps=args.steps, batch_size=args.batch, lr=args.lr,
-                                  threads=args.threads, device=args.device,
-                                  arch={"blocks": args.blocks, "channels": args.channels,
-                                        "head_channels": hc, "value_fc": max(32, hc * 2)})
-        if args.warmup is not None:
-            cfg.warmup_steps = args.warmup
-        if args.value_weight is not None:
-            if args.value_weight < 0:
-                sys.stderr.write("gomoku train supervised: --value-weight must be >= 0\n")
-                return 2
-            cfg.value_weight = args.value_weight
-        try:
-            tr = trainer.Trainer(cfg, Path(args.run),
-                                 log=lambda rec: print(json.dumps(rec), flush=True),
-                                 init=Path(args.init) if args.init else None)
-        except trainer.CheckpointError as e:
-            sys.stderr.write(f"gomoku train supervised: {e}\n")
-            return 2
-        tr.fit(pos, stop_after_s=args.max_seconds)
-        return 0
-    if args.train_command == "export":
-        w, h = _size(args.size)
-        extra: Dict[str, Any] = {"board_sizes": [[w, h]]}
-        if args.n is not None:
-            extra["win_length"] = args.n
-        if args.rule is not None:
-            extra["rule"] = args.rule
-        base = trainer.export_checkpoint(Path(args.run) / "checkpoint.pt", Path(args.out),
-                                         args.name or Path(args.out).name, args.notes,
-                                         extra=extra)
-        print(json.dumps({"exported": str(base)}))
-        return 0
-    if args.train_command == "loop":
-        return _run_rl(args)
-    return 2
+    cmd = _WITH_TORCH.get(args.train_command)
+    return cmd(args) if cmd is not None else 2

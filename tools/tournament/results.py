@@ -273,30 +273,47 @@ def _fmt(v: Optional[float], spec: str = ".1f") -> str:
     return format(v, spec)
 
 
+def match_score_line(a: str, b: str, ps: Dict[str, Any]) -> str:
+    """``Score of A vs B: W - L - D  [score] games`` for the pairing statistics ``ps`` (from A's side)."""
+    t = ps["trinomial"]
+    return f"Score of {a} vs {b}: {ps['w']} - {ps['l']} - {ps['d']}  [{t['score']:.3f}] {ps['games']}"
+
+
 def format_summary(s: Dict[str, Any], header: str = "") -> str:
-    """A text report: rating table, crosstable, pairings (and the match / SPRT block)."""
+    """A text report of the summary ``s`` (:func:`summarize`): rating table, crosstable, pairings (and the match
+    / SPRT block)."""
     names = [p["name"] for p in s["players"]]
-    n = len(names)
     w = max(6, max(len(x) for x in names))
-    out: List[str] = []
-    if header:
-        out.append(header)
+    conf = int(round(100 * s["confidence"]))
+    out: List[str] = [header] if header else []
     out.append(f"Games: {s['games_played']} of {s['games_total']}"
                + (f"; Black scored {100 * s['black_score']:.1f} %" if s["black_score"] is not None else "")
                + ("; terminations: " + ", ".join(f"{k} {v}" for k, v in sorted(s["terminations"].items()))
                   if s["terminations"] else ""))
     rt = s["rating"]
-    order = list(range(n))
+    order = list(range(len(names)))
     if "elo" in rt:
         order.sort(key=lambda i: -rt["elo"][i])
-    out.append("")
+    out += _rating_lines(s, order, w, conf)
+    if len(names) > 2:
+        out += _crosstable_lines(s, names, order, w)
+    out += _pairing_lines(s, names, conf)
+    if s["format"] == "match" and s["pairings"] and s["pairings"][0]["games"]:
+        out += _match_lines(s["pairings"][0], names, conf)
+    if "sprt" in s:
+        out += _sprt_lines(s["sprt"])
+    return "\n".join(out) + "\n"
+
+
+def _rating_lines(s: Dict[str, Any], order: Sequence[int], w: int, conf: int) -> List[str]:
+    """The rating table, best first (``w``: the name column's width)."""
+    rt = s["rating"]
     anchor = f"anchored: {rt['anchor']} = {rt['anchor_elo']:g}" if rt.get("anchor") else \
         f"pool mean = {rt['anchor_elo']:g}"
-    conf = int(round(100 * s["confidence"]))
-    out.append(f"Ratings (Bradley-Terry ML with a fitted first-move term, prior {rt['prior_draws']:g} virtual "
-               f"draws, {anchor}; +/- is {conf} %)")
-    out.append(f"{'Rank':>4}  {'Name':<{w}}  {'Elo':>7}  {'+/-':>6}  {'Games':>5}  {'Score':>6}  "
-               f"{'W':>4} {'D':>4} {'L':>4}  {'time':>4} {'crash':>5} {'proto':>5} {'illeg':>5} {'forb':>4}")
+    out = ["", f"Ratings (Bradley-Terry ML with a fitted first-move term, prior {rt['prior_draws']:g} virtual "
+               f"draws, {anchor}; +/- is {conf} %)",
+           f"{'Rank':>4}  {'Name':<{w}}  {'Elo':>7}  {'+/-':>6}  {'Games':>5}  {'Score':>6}  "
+           f"{'W':>4} {'D':>4} {'L':>4}  {'time':>4} {'crash':>5} {'proto':>5} {'illeg':>5} {'forb':>4}"]
     for rank, i in enumerate(order, 1):
         p = s["players"][i]
         elo = _fmt(rt["elo"][i]) if "elo" in rt else "-"
@@ -310,27 +327,36 @@ def format_summary(s: Dict[str, Any], header: str = "") -> str:
         out.append(f"First-move (Black) advantage: {rt['first_move_elo']:+.1f} +/- {rt['first_move_err']:.1f} Elo")
     elif "error" in rt:
         out.append(f"(no rating fit: {rt['error']})")
-    if n > 2:
+    return out
+
+
+def _crosstable_lines(s: Dict[str, Any], names: Sequence[str], order: Sequence[int], w: int) -> List[str]:
+    """Points of each row player against each column player, and (for up to 12 players) the LOS matrix."""
+    rt = s["rating"]
+    cw = max(9, w)
+    out = ["", "Crosstable (points of the row player against the column player / games):",
+           " " * (w + 2) + "".join(f"{names[j][:cw]:>{cw + 2}}" for j in order)]
+    for i in order:
+        cells = []
+        for j in order:
+            c = s["crosstable"][i][j]
+            g = c["w"] + c["d"] + c["l"]
+            cells.append("-" if i == j or not g else f"{c['w'] + 0.5 * c['d']:g}/{g}")
+        out.append(f"{names[i]:<{w}}  " + "".join(f"{x:>{cw + 2}}" for x in cells))
+    if "los" in rt and len(names) <= 12:
         out.append("")
-        out.append("Crosstable (points of the row player against the column player / games):")
-        cw = max(9, w)
+        out.append("LOS (row stronger than column, from the rating covariance):")
         out.append(" " * (w + 2) + "".join(f"{names[j][:cw]:>{cw + 2}}" for j in order))
         for i in order:
-            cells = []
-            for j in order:
-                c = s["crosstable"][i][j]
-                g = c["w"] + c["d"] + c["l"]
-                cells.append("-" if i == j or not g else f"{c['w'] + 0.5 * c['d']:g}/{g}")
+            cells = ["-" if i == j else f"{100 * rt['los'][i][j]:.1f}%" for j in order]
             out.append(f"{names[i]:<{w}}  " + "".join(f"{x:>{cw + 2}}" for x in cells))
-        if "los" in rt and n <= 12:
-            out.append("")
-            out.append("LOS (row stronger than column, from the rating covariance):")
-            out.append(" " * (w + 2) + "".join(f"{names[j][:cw]:>{cw + 2}}" for j in order))
-            for i in order:
-                cells = ["-" if i == j else f"{100 * rt['los'][i][j]:.1f}%" for j in order]
-                out.append(f"{names[i]:<{w}}  " + "".join(f"{x:>{cw + 2}}" for x in cells))
-    out.append("")
-    out.append("Pairings (from the first player's side; penta = pairs [LL, LD, WL+DD, WD, WW]):")
+    return out
+
+
+def _pairing_lines(s: Dict[str, Any], names: Sequence[str], conf: int) -> List[str]:
+    """One line per pairing: W-L-D, score, Elo (trinomial and pentanomial), LOS, or the bound of a perfect
+    score."""
+    out = ["", "Pairings (from the first player's side; penta = pairs [LL, LD, WL+DD, WD, WW]):"]
     for ps in s["pairings"]:
         a, b = names[ps["a"]], names[ps["b"]]
         if not ps["games"]:
@@ -347,35 +373,40 @@ def format_summary(s: Dict[str, Any], header: str = "") -> str:
             won = ps.get("perfect", "won" if pb > 0 else "lost") == "won"
             line += f"; Elo {'>' if won else '<'} {pb:+.1f} ({conf} % one-sided)"
         out.append(line)
-    if s["format"] == "match" and s["pairings"] and s["pairings"][0]["games"]:
-        ps = s["pairings"][0]
-        t = ps["trinomial"]
-        a, b = names[ps["a"]], names[ps["b"]]
-        out.append("")
-        out.append(f"Score of {a} vs {b}: {ps['w']} - {ps['l']} - {ps['d']}  [{t['score']:.3f}] {ps['games']}")
-        if ps.get("perfect_bound") is not None:
-            pb = ps["perfect_bound"]
-            won = ps.get("perfect", "won" if pb > 0 else "lost") == "won"
-            out.append(f"Every game {'won' if won else 'lost'}: Elo difference {'>' if won else '<'} "
-                       f"{pb:+.1f} ({conf} % one-sided, exact binomial); the +/- below is undefined")
-        out.append(f"Elo difference: {t['elo']:+.1f} +/- {err_text(t)} ({conf} %: "
-                   f"[{t['elo_lo']:+.1f}, {t['elo_hi']:+.1f}]), LOS: {100 * t['los']:.1f} %, "
-                   f"DrawRatio: {100 * t['draw_ratio']:.1f} %, nElo: {_fmt(t['nelo'], '+.1f')}")
-        if ps["pairs"]:
-            p = ps["pentanomial"]
-            out.append(f"Pentanomial {ps['penta']} ({ps['pairs']} pairs): Elo {p['elo']:+.1f} +/- "
-                       f"{err_text(p)} ([{p['elo_lo']:+.1f}, {p['elo_hi']:+.1f}]), LOS: "
-                       f"{100 * p['los']:.1f} %, nElo: {_fmt(p['nelo'], '+.1f')}")
-        if ps["black_score"] is not None:
-            out.append(f"Black's score in this match: {100 * ps['black_score']:.1f} %")
-    if "sprt" in s:
-        sp = s["sprt"]
-        verdict = {"H1": "H1 accepted (stop)", "H0": "H0 accepted (stop)", None: "continue"}[sp["decision"]]
-        out.append(f"SPRT ({sp['model']}, elo0 {sp['elo0']:g}, elo1 {sp['elo1']:g}, alpha {sp['alpha']:g}, "
-                   f"beta {sp['beta']:g}; pentanomial over the first {sp['pairs']} pairs"
-                   + (f" of {sp['pairs_finished']} finished" if sp.get("pairs_finished", sp["pairs"]) != sp["pairs"]
-                      else "") + f"): LLR {sp['llr']:.3f} "
-                   f"({100 * sp['fraction']:.1f} %) [{sp['lower']:.3f}, {sp['upper']:.3f}] -> {verdict}")
-        if sp["decision"]:
-            out.append("Note: the Elo estimate of a test stopped early by the SPRT is biased away from 0.")
-    return "\n".join(out) + "\n"
+    return out
+
+
+def _match_lines(ps: Dict[str, Any], names: Sequence[str], conf: int) -> List[str]:
+    """The block of a two-player match (as cutechess-cli prints it): score, Elo with its interval, LOS, draw
+    ratio, normalized Elo, the pentanomial estimate and Black's score."""
+    t = ps["trinomial"]
+    out = ["", match_score_line(names[ps["a"]], names[ps["b"]], ps)]
+    if ps.get("perfect_bound") is not None:
+        pb = ps["perfect_bound"]
+        won = ps.get("perfect", "won" if pb > 0 else "lost") == "won"
+        out.append(f"Every game {'won' if won else 'lost'}: Elo difference {'>' if won else '<'} "
+                   f"{pb:+.1f} ({conf} % one-sided, exact binomial); the +/- below is undefined")
+    out.append(f"Elo difference: {t['elo']:+.1f} +/- {err_text(t)} ({conf} %: "
+               f"[{t['elo_lo']:+.1f}, {t['elo_hi']:+.1f}]), LOS: {100 * t['los']:.1f} %, "
+               f"DrawRatio: {100 * t['draw_ratio']:.1f} %, nElo: {_fmt(t['nelo'], '+.1f')}")
+    if ps["pairs"]:
+        p = ps["pentanomial"]
+        out.append(f"Pentanomial {ps['penta']} ({ps['pairs']} pairs): Elo {p['elo']:+.1f} +/- "
+                   f"{err_text(p)} ([{p['elo_lo']:+.1f}, {p['elo_hi']:+.1f}]), LOS: "
+                   f"{100 * p['los']:.1f} %, nElo: {_fmt(p['nelo'], '+.1f')}")
+    if ps["black_score"] is not None:
+        out.append(f"Black's score in this match: {100 * ps['black_score']:.1f} %")
+    return out
+
+
+def _sprt_lines(sp: Dict[str, Any]) -> List[str]:
+    """The SPRT state: hypotheses, LLR against its bounds, the decision."""
+    verdict = {"H1": "H1 accepted (stop)", "H0": "H0 accepted (stop)", None: "continue"}[sp["decision"]]
+    out = [f"SPRT ({sp['model']}, elo0 {sp['elo0']:g}, elo1 {sp['elo1']:g}, alpha {sp['alpha']:g}, "
+           f"beta {sp['beta']:g}; pentanomial over the first {sp['pairs']} pairs"
+           + (f" of {sp['pairs_finished']} finished" if sp.get("pairs_finished", sp["pairs"]) != sp["pairs"]
+              else "") + f"): LLR {sp['llr']:.3f} "
+           f"({100 * sp['fraction']:.1f} %) [{sp['lower']:.3f}, {sp['upper']:.3f}] -> {verdict}"]
+    if sp["decision"]:
+        out.append("Note: the Elo estimate of a test stopped early by the SPRT is biased away from 0.")
+    return out

@@ -35,7 +35,8 @@ from gomoku_ai.match import GameConfig, GamePlayer, MoveResult, TimeControl
 from gomoku_ai.players import (EnginePlayer, InProcessSpec, PlayerKind, RandomMover, SpecError,
                                parse_duration_ms, parse_player_spec)
 from gomoku_ai.rules import rule_to_gomocup
-from protocol.manager import DEFAULT_MAX_MEMORY, EngineClient, EngineCrashed, EngineState, EngineTimeout
+from protocol.lines import DEFAULT_MAX_MEMORY
+from protocol.manager import EngineClient, EngineCrashed, EngineState, EngineTimeout
 from protocol.think import think_with_deadline
 
 Move = Tuple[int, int]
@@ -145,47 +146,52 @@ def parse_player(tokens: Sequence[str]) -> PlayerSpec:
         if k not in allowed:
             raise SpecError(f"unknown option {k!r} for {head!r} (allowed: {', '.join(sorted(allowed))}"
                             + (", option.KEY, env.KEY" if spec.external else "") + ")")
-        if k == "name":
-            if not v.strip():
-                raise SpecError("name= is empty")
-            spec.name = v.strip()
-        elif k == "tc":
-            try:
-                spec.tc = TimeControl.parse(v)
-            except ValueError as e:
-                raise SpecError(str(e)) from None
-        elif k == "visits":
-            if spec.external:
-                spec.nodes = _positive_int(v, "visits")
-            else:
-                spec.visits = _positive_int(v, "visits")
-        elif k == "movetime":
-            spec.movetime_ms = parse_duration_ms(v)
-        elif k == "seed":
-            if not re.fullmatch(r"-?\d+", v):
-                raise SpecError(f"seed must be an integer, not {v!r}")
-            spec.seed = int(v)
-        elif k == "dir":
-            spec.cwd = v
-        elif k == "nodes":
-            spec.nodes = _positive_int(v, "nodes")
-        elif k == "depth":
-            spec.depth = _positive_int(v, "depth")
-        elif k == "threads":
-            spec.threads = _positive_int(v, "threads")
-        elif k == "memory":
-            spec.memory = _positive_int(v, "memory")
-        elif k == "restart":
-            if v not in ("error", "game"):
-                raise SpecError("restart must be 'error' or 'game'")
-            spec.restart = v
-        elif k == "board":
-            if v not in ("auto", "always"):
-                raise SpecError("board must be 'auto' or 'always'")
-            spec.board_always = v == "always"
+        _set_option(spec, k, v)
     if spec.kind == "random" and (spec.visits or spec.movetime_ms):
         raise SpecError("random takes no visits or time")
     return spec
+
+
+def _set_option(spec: PlayerSpec, k: str, v: str) -> None:
+    """Apply the option ``k=v`` (a key allowed for this kind of player) to ``spec``; raises SpecError."""
+    if k == "name":
+        if not v.strip():
+            raise SpecError("name= is empty")
+        spec.name = v.strip()
+    elif k == "tc":
+        try:
+            spec.tc = TimeControl.parse(v)
+        except ValueError as e:
+            raise SpecError(str(e)) from None
+    elif k == "visits":
+        if spec.external:
+            spec.nodes = _positive_int(v, "visits")
+        else:
+            spec.visits = _positive_int(v, "visits")
+    elif k == "movetime":
+        spec.movetime_ms = parse_duration_ms(v)
+    elif k == "seed":
+        if not re.fullmatch(r"-?\d+", v):
+            raise SpecError(f"seed must be an integer, not {v!r}")
+        spec.seed = int(v)
+    elif k == "dir":
+        spec.cwd = v
+    elif k == "nodes":
+        spec.nodes = _positive_int(v, "nodes")
+    elif k == "depth":
+        spec.depth = _positive_int(v, "depth")
+    elif k == "threads":
+        spec.threads = _positive_int(v, "threads")
+    elif k == "memory":
+        spec.memory = _positive_int(v, "memory")
+    elif k == "restart":
+        if v not in ("error", "game"):
+            raise SpecError("restart must be 'error' or 'game'")
+        spec.restart = v
+    elif k == "board":
+        if v not in ("auto", "always"):
+            raise SpecError("board must be 'auto' or 'always'")
+        spec.board_always = v == "always"
 
 
 def split_player_tokens(tokens: Sequence[str]) -> List[List[str]]:

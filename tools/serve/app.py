@@ -77,22 +77,24 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Dict, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
 from gomoku_ai import __version__, movegen
 from gomoku_ai.board import Board
 from gomoku_ai.evaluator import Evaluator
+from gomoku_ai.net.model import masked_softmax
 from gomoku_ai.mcts import MCTSConfig
 from gomoku_ai.player import Limit, NoMoveError, Player
 from gomoku_ai.rules import Rule
 
-from tools.serve_request import (ANALYZE_KEYS, MOVE_KEYS, Limits, Position, RequestError,
+from .request import (ANALYZE_KEYS, MOVE_KEYS, Limits, Position, RequestError,
                                  color_name, illegal, parse_limits, parse_position, parse_top)
 
 ENGINE_NAME = "pygomoku"
 MAX_BODY_BYTES = 64 * 1024
+DESCRIPTION = "A small HTTP move service; see tools/serve/app.py for the API."
 log = logging.getLogger("gomoku.serve")
 
 
@@ -126,14 +128,6 @@ def _model_info(ev: Evaluator) -> Dict[str, Any]:
 def _sq(board: Board, m: int) -> Dict[str, Any]:
     x, y = board.xy(m)
     return {"x": x, "y": y, "move": board.move_name(m)}
-
-
-def _masked_softmax(logits: np.ndarray, legal: np.ndarray) -> np.ndarray:
-    z = np.where(legal, logits.astype(np.float64), -np.inf)
-    if not legal.any():
-        return np.zeros_like(z)
-    e = np.exp(z - z[legal].max())
-    return e / e.sum()
 
 
 class Engine:
@@ -230,7 +224,7 @@ class Engine:
         legal = movegen.legal_mask(board)
         if not legal.any():
             raise illegal("no_legal_move", "the side to move has no legal move")
-        probs = _masked_softmax(np.asarray(logits[0]).reshape(-1), legal)
+        probs = masked_softmax(np.asarray(logits[0]).reshape(1, -1), legal[None], np.float64)[0]
         value = float(values[0])
         order = np.argsort(-probs, kind="stable")[:top]
         return {"policy": np.round(probs, 5).reshape(board.height, board.width).tolist(),
@@ -650,8 +644,13 @@ def _positive_float(text: str) -> float:
 
 
 def add_parser(sub: Any) -> None:
+    """Register ``serve`` on a subparsers object."""
     p = sub.add_parser("serve", help="HTTP move service (POST /move, POST /analyze, GET /health)",
-                       description="A small HTTP move service; see tools/serve.py for the API.")
+                       description=DESCRIPTION)
+    _add_arguments(p)
+
+
+def _add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1",
                    help="address to bind (default loopback; there is no authentication)")
     p.add_argument("--port", type=int, default=8080, help="port (0: any free port)")
@@ -713,7 +712,8 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    ap = argparse.ArgumentParser(prog="serve")
-    add_parser(ap.add_subparsers(dest="command", required=True))
-    sys.exit(run(ap.parse_args(["serve", *sys.argv[1:]])))
+def main(argv: Optional[List[str]] = None) -> int:
+    """``python -m tools.serve [OPTIONS]``: the same as ``gomoku serve [OPTIONS]``."""
+    p = argparse.ArgumentParser(prog="python -m tools.serve", description=DESCRIPTION)
+    _add_arguments(p)
+    return run(p.parse_args(argv))

@@ -37,10 +37,11 @@ import re
 import time
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
+from gomoku_ai.board import square_name
 from gomoku_ai.records import atomic_write_text
 from gomoku_ai.rules import Termination
 
-from .textwrap_items import pack
+from ..textwrap_items import pack
 
 RESULTS = ("1-0", "0-1", "1/2-1/2")
 #: the PGN Termination tag of each way a game ends
@@ -65,8 +66,8 @@ def pgn_name(name: Any) -> str:
 
 
 def move_text(x: int, y: int) -> str:
-    """``h8`` for (7, 7): column letter from x, row number y + 1 (as gomoku_ai.board.parse_move)."""
-    return f"{chr(ord('a') + int(x))}{int(y) + 1}" if 0 <= int(x) < 26 else f"{int(x)},{int(y)}"
+    """``h8`` for (7, 7) (:func:`gomoku_ai.board.square_name`; ``x,y`` past column z)."""
+    return square_name(int(x), int(y))
 
 
 def _comment_text(text: str) -> str:

@@ -1,7 +1,7 @@
 """Request validation for ``gomoku serve``: JSON body -> (board, limits), or a RequestError.
 
 Everything here is pure (no sockets, no search) so that it can be tested on its own. The rules are
-documented in :mod:`tools.serve`; in short:
+documented in :mod:`tools.serve.app`; in short:
 
 * **400**: the body is not what the API describes (wrong types, wrong shape, cell values other
   than 0/1/2, an unreadable move, an unknown key, a negative or non-numeric limit).
@@ -171,7 +171,7 @@ class Position:
 
 
 def parse_position(body: Dict[str, Any], allowed_keys: frozenset) -> Position:
-    """The board described by ``body`` (see :mod:`tools.serve`), checked; raises RequestError."""
+    """The board described by ``body`` (see :mod:`tools.serve.app`), checked; raises RequestError."""
     if not isinstance(body, dict):
         raise bad("bad_body", "the body must be a JSON object")
     unknown = sorted(k for k in body if k not in allowed_keys)

@@ -28,7 +28,7 @@ from gomoku_ai.net.symmetries import symmetry_ids, transform_move
 from gomoku_ai.records import RecordFormatError, read_openings
 from gomoku_ai.rules import EMPTY, Rule
 
-from .tournament_game import GameSpec
+from .game import GameSpec
 
 Move = Tuple[int, int]
 FORMATS = ("match", "roundrobin", "gauntlet")

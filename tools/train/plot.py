@@ -49,70 +49,12 @@ def collect(run_dir: Union[str, Path]) -> Dict[str, Any]:
                          "sources": []}
     for rec in trainlog:
         step = _num(rec.get("step"))
-        if step is None:
-            continue
-        lp, lv = _num(rec.get("policy_loss")), _num(rec.get("value_loss"))
-        if lp is not None and lv is not None:
-            s["train"]["step"].append(step)
-            s["train"]["policy"].append(lp)
-            s["train"]["value"].append(lv)
-        vp, vv = _num(rec.get("val_policy_loss")), _num(rec.get("val_value_loss"))
-        if vp is not None and vv is not None:
-            s["val"]["step"].append(step)
-            s["val"]["policy"].append(vp)
-            s["val"]["value"].append(vv)
+        if step is not None:
+            _add_losses(s, step, rec)
     for rec in loop:
-        it = _num(rec.get("iteration"))
-        if it is None:
-            continue
-        tr = rec.get("train") or {}
-        step = _num(tr.get("step"))
-        if not trainlog and step is not None:      # no trainer log: the loop's per-iteration losses
-            lp, lv = _num(tr.get("policy_loss")), _num(tr.get("value_loss"))
-            if lp is not None and lv is not None:
-                s["train"]["step"].append(step)
-                s["train"]["policy"].append(lp)
-                s["train"]["value"].append(lv)
-            vp, vv = _num(tr.get("val_policy_loss")), _num(tr.get("val_value_loss"))
-            if vp is not None and vv is not None:
-                s["val"]["step"].append(step)
-                s["val"]["policy"].append(vp)
-                s["val"]["value"].append(vv)
-        g = rec.get("gate") or {}
-        elo = _num(g.get("elo"))
-        ci = g.get("ci95") or [None, None]
-        if elo is not None:
-            s["gate"]["iteration"].append(it)
-            s["gate"]["elo"].append(elo)
-            s["gate"]["lo"].append(_num(ci[0]) if _num(ci[0]) is not None else elo)
-            s["gate"]["hi"].append(_num(ci[1]) if _num(ci[1]) is not None else elo)
-            s["gate"]["promoted"].append(bool(rec.get("promoted")))
-        sp = rec.get("selfplay") or {}
-        games = _num(sp.get("games"))
-        if games:
-            s["selfplay"]["iteration"].append(it)
-            s["selfplay"]["games"].append(games)
-            s["selfplay"]["positions"].append(_num(sp.get("positions")) or 0.0)
-            s["selfplay"]["draw_rate"].append((_num(sp.get("draws")) or 0.0) / games)
+        _add_iteration(s, rec, losses=not trainlog)
     for rec in curve:
-        it, sc = _num(rec.get("iteration")), _num(rec.get("score"))
-        if it is None or sc is None:
-            continue
-        label = f"vs {rec.get('opponent', '?')}"
-        if rec.get("opponent_visits") not in (None, rec.get("visits")):
-            label += f" ({rec.get('visits')} v {rec.get('opponent_visits')} visits)"
-        else:
-            label += f" ({rec.get('visits')} visits)"
-        c = s["curve"].setdefault(label, {"iteration": [], "score": [], "elo": [], "lo": [],
-                                          "hi": [], "games": []})
-        elo = _num(rec.get("elo")) or 0.0
-        ci = rec.get("ci95") or [elo, elo]
-        c["iteration"].append(it)
-        c["score"].append(sc)
-        c["elo"].append(elo)
-        c["lo"].append(_num(ci[0]) if _num(ci[0]) is not None else elo)
-        c["hi"].append(_num(ci[1]) if _num(ci[1]) is not None else elo)
-        c["games"].append(_num(rec.get("games")) or 0.0)
+        _add_curve_point(s["curve"], rec)
     for c in s["curve"].values():        # several processes may append out of order
         order = sorted(range(len(c["iteration"])), key=lambda k: c["iteration"][k])
         for key in list(c):
@@ -121,6 +63,69 @@ def collect(run_dir: Union[str, Path]) -> Dict[str, Any]:
         if rows:
             s["sources"].append(f"{name}: {len(rows)} lines")
     return s
+
+
+def _add_losses(s: Dict[str, Any], step: float, rec: Dict[str, Any]) -> None:
+    """The training and validation losses of ``rec`` (those it has) at ``step``."""
+    lp, lv = _num(rec.get("policy_loss")), _num(rec.get("value_loss"))
+    if lp is not None and lv is not None:
+        s["train"]["step"].append(step)
+        s["train"]["policy"].append(lp)
+        s["train"]["value"].append(lv)
+    vp, vv = _num(rec.get("val_policy_loss")), _num(rec.get("val_value_loss"))
+    if vp is not None and vv is not None:
+        s["val"]["step"].append(step)
+        s["val"]["policy"].append(vp)
+        s["val"]["value"].append(vv)
+
+
+def _add_iteration(s: Dict[str, Any], rec: Dict[str, Any], losses: bool) -> None:
+    """One ``loop.jsonl`` line: the gate result and the self-play totals (and, with ``losses``, when there is
+    no trainer log, the losses at the iteration's end)."""
+    it = _num(rec.get("iteration"))
+    if it is None:
+        return
+    tr = rec.get("train") or {}
+    step = _num(tr.get("step"))
+    if losses and step is not None:
+        _add_losses(s, step, tr)
+    g = rec.get("gate") or {}
+    elo = _num(g.get("elo"))
+    ci = g.get("ci95") or [None, None]
+    if elo is not None:
+        s["gate"]["iteration"].append(it)
+        s["gate"]["elo"].append(elo)
+        s["gate"]["lo"].append(_num(ci[0]) if _num(ci[0]) is not None else elo)
+        s["gate"]["hi"].append(_num(ci[1]) if _num(ci[1]) is not None else elo)
+        s["gate"]["promoted"].append(bool(rec.get("promoted")))
+    sp = rec.get("selfplay") or {}
+    games = _num(sp.get("games"))
+    if games:
+        s["selfplay"]["iteration"].append(it)
+        s["selfplay"]["games"].append(games)
+        s["selfplay"]["positions"].append(_num(sp.get("positions")) or 0.0)
+        s["selfplay"]["draw_rate"].append((_num(sp.get("draws")) or 0.0) / games)
+
+
+def _add_curve_point(curves: Dict[str, Dict[str, List[float]]], rec: Dict[str, Any]) -> None:
+    """One ``curve.jsonl`` line, in the series of its opponent and visits."""
+    it, sc = _num(rec.get("iteration")), _num(rec.get("score"))
+    if it is None or sc is None:
+        return
+    label = f"vs {rec.get('opponent', '?')}"
+    if rec.get("opponent_visits") not in (None, rec.get("visits")):
+        label += f" ({rec.get('visits')} v {rec.get('opponent_visits')} visits)"
+    else:
+        label += f" ({rec.get('visits')} visits)"
+    c = curves.setdefault(label, {"iteration": [], "score": [], "elo": [], "lo": [], "hi": [], "games": []})
+    elo = _num(rec.get("elo")) or 0.0
+    ci = rec.get("ci95") or [elo, elo]
+    c["iteration"].append(it)
+    c["score"].append(sc)
+    c["elo"].append(elo)
+    c["lo"].append(_num(ci[0]) if _num(ci[0]) is not None else elo)
+    c["hi"].append(_num(ci[1]) if _num(ci[1]) is not None else elo)
+    c["games"].append(_num(rec.get("games")) or 0.0)
 
 
 def _empty(ax: Any, text: str) -> None:
@@ -143,6 +148,26 @@ def plot_run(run_dir: Union[str, Path], out: Union[str, Path], title: Optional[s
                                 "curve.jsonl to plot")
     fig, axes = plt.subplots(2, 2, figsize=(12, 8))
     (ax_p, ax_v), (ax_s, ax_sp) = axes
+    _plot_losses(ax_p, ax_v, s)
+    _plot_strength(ax_s, s)
+    _plot_selfplay(ax_sp, s)
+    fig.suptitle(title or f"training run {Path(run_dir).resolve().name}")
+    fig.tight_layout()
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name("." + out.name + ".tmp.png")
+    fig.savefig(tmp, dpi=dpi, format="png")
+    plt.close(fig)
+    tmp.replace(out)
+    tr, va, g, sp = s["train"], s["val"], s["gate"], s["selfplay"]
+    return {"out": str(out), "train_points": len(tr["step"]), "val_points": len(va["step"]),
+            "gate_points": len(g["iteration"]),
+            "curve_points": {k: len(v["iteration"]) for k, v in s["curve"].items()},
+            "selfplay_iterations": len(sp["iteration"]), "sources": s["sources"]}
+
+
+def _plot_losses(ax_p: Any, ax_v: Any, s: Dict[str, Any]) -> None:
+    """Policy and value losses (train and validation) against the training step."""
     tr, va = s["train"], s["val"]
     for ax, key, what in ((ax_p, "policy", "policy loss (cross-entropy)"),
                           (ax_v, "value", "value loss (MSE)")):
@@ -158,8 +183,11 @@ def plot_run(run_dir: Union[str, Path], out: Union[str, Path], title: Optional[s
         else:
             _empty(ax, f"no {key} losses logged")
         ax.set_title(what)
-    # strength: the learning curve as the candidates' score (%) against each fixed opponent, with
-    # the 95 % interval of the Elo estimate mapped back to a score; gate Elo on a second axis
+
+
+def _plot_strength(ax_s: Any, s: Dict[str, Any]) -> None:
+    """The learning curve as the candidates' score (%) against each fixed opponent, with the 95 % interval of
+    the Elo estimate mapped back to a score; the gate Elo (and promotions) on a second axis."""
     def pct(elo: float) -> float:
         return 100.0 / (1.0 + 10.0 ** (-elo / 400.0))
 
@@ -195,6 +223,10 @@ def plot_run(run_dir: Union[str, Path], out: Union[str, Path], title: Optional[s
     else:
         _empty(ax_s, "no gate results or curve.jsonl\n(gomoku train curve --run DIR)")
     ax_s.set_title("strength")
+
+
+def _plot_selfplay(ax_sp: Any, s: Dict[str, Any]) -> None:
+    """Training positions per iteration (bars) and the draw rate (second axis)."""
     sp = s["selfplay"]
     if sp["iteration"]:
         ax_sp.bar(sp["iteration"], sp["positions"], color="tab:blue", alpha=0.6,
@@ -213,15 +245,3 @@ def plot_run(run_dir: Union[str, Path], out: Union[str, Path], title: Optional[s
     else:
         _empty(ax_sp, "no self-play (loop.jsonl)")
     ax_sp.set_title("self-play")
-    fig.suptitle(title or f"training run {Path(run_dir).resolve().name}")
-    fig.tight_layout()
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name("." + out.name + ".tmp.png")
-    fig.savefig(tmp, dpi=dpi, format="png")
-    plt.close(fig)
-    tmp.replace(out)
-    return {"out": str(out), "train_points": len(tr["step"]), "val_points": len(va["step"]),
-            "gate_points": len(g["iteration"]),
-            "curve_points": {k: len(v["iteration"]) for k, v in s["curve"].items()},
-            "selfplay_iterations": len(sp["iteration"]), "sources": s["sources"]}

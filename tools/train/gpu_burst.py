@@ -13,12 +13,12 @@ the export. Everything goes under ``--out`` (default ``$OUT``, else ``runs/gpu-b
 
 Usage (on the device machine, from the repository root; the shard is not in git, so carry it)::
 
-    python -m tools.gpu_burst --data runs/sl/gomocup2024.npz --out "$OUT" --max-seconds 300
-    bash tools/gpu_burst.sh                       # the same with defaults (OUT, timeout)
+    python -m tools.train.gpu_burst --data runs/sl/gomocup2024.npz --out "$OUT" --max-seconds 300
+    bash tools/train/gpu_burst.sh                       # the same with defaults (OUT, timeout)
 
 CPU smoke test (a few steps, a tiny network)::
 
-    python -m tools.gpu_burst --data runs/sl/gomocup2024.npz --out /tmp/burst --steps 5 \\
+    python -m tools.train.gpu_burst --data runs/sl/gomocup2024.npz --out /tmp/burst --steps 5 \\
         --blocks 1 --channels 8 --batch 64 --device cpu --limit 5000
 
 Device: ``--device auto`` (default) trains on CUDA when ``torch.cuda.is_available()``, else on the
@@ -37,11 +37,11 @@ import platform
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m tools.gpu_burst",
+    p = argparse.ArgumentParser(prog="python -m tools.train.gpu_burst",
                                 description=__doc__.split("\n\n")[0])
     p.add_argument("--data", nargs="+", default=["runs/sl/gomocup2024.npz"],
                    help="training shards (.npz from gomoku train pack)")
@@ -92,7 +92,56 @@ def _export_check(model_base: Path, ck: Path, pos: Any, n: int = 64) -> Dict[str
     return out
 
 
+def _device_info(device: Any) -> Dict[str, Any]:
+    """What trains: device, torch and Python versions, host CPUs (and the GPU's name, with TF32 and the cuDNN
+    autotuner switched on, on CUDA)."""
+    import torch
+    info: Dict[str, Any] = {"device": str(device), "torch": torch.__version__,
+                            "python": platform.python_version(), "host_cpus": os.cpu_count()}
+    if device.type == "cuda":
+        info["cuda_device"] = torch.cuda.get_device_name(device)
+        torch.backends.cudnn.benchmark = True
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
+    return info
+
+
+def _train_config(args: argparse.Namespace) -> Any:
+    """The :class:`~gomoku_ai.training.trainer.TrainConfig` of the burst (warm-up at most a tenth of the
+    schedule, logs and checkpoints at least once)."""
+    from gomoku_ai.training import trainer
+    hc = max(16, args.channels // 2)
+    return trainer.TrainConfig(steps=args.steps, batch_size=args.batch, lr=args.lr,
+                               warmup_steps=min(args.warmup, max(1, args.steps // 10)),
+                               val_every=args.val_every, log_every=max(1, min(100, args.steps)),
+                               checkpoint_every=max(1, min(1000, args.steps)), seed=args.seed,
+                               threads=args.threads, device=args.device,
+                               arch={"blocks": args.blocks, "channels": args.channels,
+                                     "head_channels": hc, "value_fc": max(32, hc * 2)})
+
+
+def _export(args: argparse.Namespace, out: Path, step: int, board: List[int], device: Any) -> Tuple[Path, bool]:
+    """Export ``out/run/checkpoint.pt`` (trained ``step`` steps on ``device``, for a ``board`` [w, h]) as the
+    engine model ``out/<name>`` (with .onnx when onnx imports); (its base path, whether .onnx was written)."""
+    from gomoku_ai.net import export_model, fold_batchnorm
+    from gomoku_ai.training import trainer
+    try:
+        import onnx  # noqa: F401
+        with_onnx = True
+    except ImportError:
+        with_onnx = False
+    name = args.name or f"burst-{args.blocks}x{args.channels}"
+    model = trainer.model_from_checkpoint(out / "run" / "checkpoint.pt").eval()
+    cfg_json = {"name": name, "board_sizes": [board], "version": str(step),
+                "notes": f"supervised burst on {', '.join(Path(p).name for p in args.data)}: "
+                         f"{step} steps x {args.batch} on {device}"}
+    base = export_model(fold_batchnorm(model.unfolded_weights()), cfg_json, out / name, with_onnx=with_onnx)
+    return base, with_onnx
+
+
 def main(argv: Optional[List[str]] = None) -> int:
+    """Train, export and check (see the module docstring); prints JSON lines, writes ``OUT/summary.json``.
+    Returns 1 when the export differs from torch by more than 1e-3, else 0."""
     args = build_parser().parse_args(argv)
     t_start = time.perf_counter()
     import numpy as np
@@ -101,13 +150,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     device = trainer.resolve_device(args.device)
-    info: Dict[str, Any] = {"device": str(device), "torch": torch.__version__,
-                            "python": platform.python_version(), "host_cpus": os.cpu_count()}
-    if device.type == "cuda":
-        info["cuda_device"] = torch.cuda.get_device_name(device)
-        torch.backends.cudnn.benchmark = True
-        torch.backends.cuda.matmul.allow_tf32 = True
-        torch.backends.cudnn.allow_tf32 = True
+    info = _device_info(device)
     print(json.dumps({"burst": info}), flush=True)
 
     t = time.perf_counter()
@@ -116,14 +159,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         pos = pos.subset(np.arange(args.limit))
     load_s = time.perf_counter() - t
     h, w = pos.shape
-    hc = max(16, args.channels // 2)
-    cfg = trainer.TrainConfig(steps=args.steps, batch_size=args.batch, lr=args.lr,
-                              warmup_steps=min(args.warmup, max(1, args.steps // 10)),
-                              val_every=args.val_every, log_every=max(1, min(100, args.steps)),
-                              checkpoint_every=max(1, min(1000, args.steps)), seed=args.seed,
-                              threads=args.threads, device=args.device,
-                              arch={"blocks": args.blocks, "channels": args.channels,
-                                    "head_channels": hc, "value_fc": max(32, hc * 2)})
+    cfg = _train_config(args)
     logs: List[Dict[str, Any]] = []
 
     def log(rec: Dict[str, Any]) -> None:
@@ -133,27 +169,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     tr = trainer.Trainer(cfg, out / "run", log=log,
                          device_data={"auto": None, "on": True, "off": False}[args.device_data])
     step0 = tr.step
-    budget = max(0.0, args.max_seconds)
     t = time.perf_counter()
-    final = tr.fit(pos, stop_after_s=budget)
+    final = tr.fit(pos, stop_after_s=max(0.0, args.max_seconds))
     if device.type == "cuda":
         torch.cuda.synchronize()
     train_s = time.perf_counter() - t
     steps = tr.step - step0
-    name = args.name or f"burst-{args.blocks}x{args.channels}"
     t = time.perf_counter()
-    try:
-        import onnx  # noqa: F401
-        with_onnx = True
-    except ImportError:
-        with_onnx = False
-    from gomoku_ai.net import export_model, fold_batchnorm
-    model = trainer.model_from_checkpoint(out / "run" / "checkpoint.pt").eval()
-    cfg_json = {"name": name, "board_sizes": [[w, h]], "version": str(tr.step),
-                "notes": f"supervised burst on {', '.join(Path(p).name for p in args.data)}: "
-                         f"{tr.step} steps x {args.batch} on {device}"}
-    base = export_model(fold_batchnorm(model.unfolded_weights()), cfg_json, out / name,
-                        with_onnx=with_onnx)
+    base, with_onnx = _export(args, out, tr.step, [w, h], device)
     export_s = time.perf_counter() - t
     check = _export_check(base.with_suffix(""), out / "run" / "checkpoint.pt", pos)
     last = next((r for r in reversed(logs) if "policy_loss" in r), {})
