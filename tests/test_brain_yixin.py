@@ -10,7 +10,7 @@ from gomoku_ai.board import Board
 from gomoku_ai.evaluator import HeuristicEvaluator
 from gomoku_ai.player import Candidate, Player, SearchInfo
 from protocol import lines as L
-from test_brain_fuzz import FastPlayer, run_brain
+from test_brain_fuzz import FastPlayer, live, run_brain  # noqa: F401 (live: a fixture)
 
 MOVE = re.compile(r"\d+,\d+")
 
@@ -92,37 +92,48 @@ def test_info_max_depth_and_caution_factor_are_silent() -> None:
     assert len(out) == 2 and out[1].startswith('name="')
 
 
-def test_nbest_with_the_real_search() -> None:
-    """With the engine's player: the lines are its root moves, the answer first, then the most visited."""
-    player = Player(HeuristicEvaluator(), seed=1, use_vcf=False)
-    out = run_brain(_script("START 15", "INFO max_node 300", "YXBOARD", "7,7,1", "8,7,2", "DONE", "YXNBEST 3"),
-                    player)
+def _live_lines(lb, n_moves: int = 1, timeout: float = 30.0) -> List[str]:
+    """Every line up to and including the ``n_moves``-th move line."""
+    out: List[str] = []
+    while n_moves:
+        out.append(lb.read(timeout))
+        n_moves -= bool(MOVE.fullmatch(out[-1]))
+    return out
+
+
+def test_nbest_with_the_real_search(live) -> None:
+    """With the engine's player (input kept open, so the search runs to its visit limit): the lines are its
+    root moves, the answer first, then the most visited."""
+    lb = live(Player(HeuristicEvaluator(), seed=1, use_vcf=False))
+    lb.send("START 15", "INFO max_node 400", "YXBOARD", "7,7,1", "8,7,2", "DONE", "YXNBEST 3")
+    out = _live_lines(lb)
     assert out[0] == "OK" and len(out) == 5
     lines = [re.fullmatch(r"MESSAGE multipv (\d) ev ([\d.]+) n (\d+) pv ([a-o]\d+)", ln) for ln in out[1:4]]
     assert all(lines) and [int(m.group(1)) for m in lines] == [1, 2, 3]
     visits = [int(m.group(3)) for m in lines]
-    assert visits[1:] == sorted(visits[1:], reverse=True) and min(visits) > 0
+    assert visits[1:] == sorted(visits[1:], reverse=True) and sum(visits) > 100
     x, y = map(int, out[4].split(","))
     assert lines[0].group(4) == Board(15).move_name(Board(15).index(x, y))
 
 
-def test_realtime_best_move_messages_while_searching() -> None:
+def test_realtime_best_move_messages_while_searching(live) -> None:
     """``show_detail 1``: Yixin-Board's realtime lines come before the move, the detail line last."""
-    player = Player(HeuristicEvaluator(), seed=1, use_vcf=False)
-    out = run_brain(_script("START 15", "INFO show_detail 1", "INFO max_node 2000", "YXBOARD", "7,7,1", "8,7,2",
-                            "DONE", "YXNBEST 1"), player)
-    assert out[0] == "OK" and MOVE.fullmatch(out[-1])
+    lb = live(Player(HeuristicEvaluator(), seed=1, use_vcf=False))
+    lb.send("START 15", "INFO show_detail 1", "INFO max_node 3000", "YXBOARD", "7,7,1", "8,7,2", "DONE",
+            "YXNBEST 1")
+    out = _live_lines(lb)
+    assert out[0] == "OK"
     realtime = [ln for ln in out if ln.startswith("MESSAGE REALTIME")]
     assert realtime[0] == "MESSAGE REALTIME REFRESH"
     assert re.fullmatch(r"MESSAGE REALTIME BEST \d+,\d+", realtime[1])
-    assert out.index(realtime[-1]) < len(out) - 1
+    assert re.fullmatch(r"MESSAGE depth .*", out[-2])
 
 
-def test_show_detail_zero_writes_no_realtime_lines() -> None:
-    player = Player(HeuristicEvaluator(), seed=1, use_vcf=False)
-    out = run_brain(_script("START 15", "INFO max_node 500", "YXBOARD", "7,7,1", "8,7,2", "DONE", "YXNBEST 1"),
-                    player)
-    assert not [ln for ln in out if "REALTIME" in ln]
+def test_show_detail_zero_writes_no_realtime_lines(live) -> None:
+    lb = live(Player(HeuristicEvaluator(), seed=1, use_vcf=False))
+    lb.send("START 15", "INFO max_node 500", "YXBOARD", "7,7,1", "8,7,2", "DONE", "YXNBEST 1")
+    out = _live_lines(lb)
+    assert out[0] == "OK" and not [ln for ln in out if "REALTIME" in ln]
 
 
 def test_every_yixin_word_is_known_to_the_parser() -> None:
