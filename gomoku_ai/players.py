@@ -98,6 +98,13 @@ class InProcessSpec:
     model: Optional[str] = None
 
     @property
+    def model_path(self) -> str:
+        """The network path of a ``model`` spec; a :class:`SpecError` for a spec without one."""
+        if self.model is None:
+            raise SpecError(f"player {self.text!r} names no model")
+        return self.model
+
+    @property
     def default_visits(self) -> Optional[int]:
         """The visits of this kind when neither the spec, a time control nor the caller says."""
         return KINDS[self.kind].default_visits

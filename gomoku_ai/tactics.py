@@ -305,7 +305,9 @@ class _Ctx:
         self.geo = g = _geo(board)
         self.rule = board.rule
         self.n = board.n
-        self.tabs = (None, _table(board.rule, board.n, BLACK), _table(board.rule, board.n, WHITE))
+        # indexed by colour; the EMPTY slot is an unused placeholder (no line is read for EMPTY)
+        self.tabs: Tuple[Dict[bytes, Optional[_LineInfo]], ...] = (
+            {}, _table(board.rule, board.n, BLACK), _table(board.rule, board.n, WHITE))
         self.fd = g.fd
         self.seg = g.seg
         self.caro = board.rule is Rule.CARO

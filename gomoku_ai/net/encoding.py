@@ -23,18 +23,21 @@ stack, so its "last move" is the last set-up stone.
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
 
 from ..rules import BLACK, WALL
+
+if TYPE_CHECKING:
+    from ..board import Board
 
 ENCODING_VERSION = 1
 PLANE_NAMES = ("own", "opponent", "on_board", "black_to_move", "last_move")
 NUM_PLANES = len(PLANE_NAMES)
 
 
-def encode(board, out: Optional[np.ndarray] = None) -> np.ndarray:
+def encode(board: Board, out: Optional[np.ndarray] = None) -> np.ndarray:
     """The (P, H, W) float32 planes of ``board`` (see the module docstring).
 
     ``out``, if given, must be a float32 array of that shape; it is filled and returned (no

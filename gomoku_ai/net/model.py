@@ -36,7 +36,7 @@ import json
 import os
 import zipfile
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -45,6 +45,9 @@ from .numpy_backend import NumpyBackend
 from .onnx_backend import OnnxBackend, onnxruntime_available
 from ..fileio import atomic_write_bytes
 from .weights import Arch, ModelError, Weights, check_weights, infer_arch
+
+if TYPE_CHECKING:
+    from ..board import Board
 
 FORMAT_VERSION = 1
 _SUFFIXES = (".json", ".npz", ".onnx")
@@ -149,6 +152,16 @@ def load_weights(path: PathLike) -> Tuple[Weights, Dict[str, Any]]:
 
 
 # -------------------------------------------------------------------------------------- network
+class InferenceBackend(Protocol):
+    """What runs a network's forward pass (:class:`~gomoku_ai.net.numpy_backend.NumpyBackend`,
+    :class:`~gomoku_ai.net.onnx_backend.OnnxBackend`): ``name`` (``"numpy"``, ``"onnx"``) and
+    ``forward`` from (N, P, H, W) float32 planes to (policy logits (N, H*W), values (N,))."""
+
+    name: str
+
+    def forward(self, x: np.ndarray) -> Tuple[np.ndarray, np.ndarray]: ...
+
+
 class Network:
     """A loaded model: ``forward`` on encoded planes, ``evaluate`` on boards.
 
@@ -156,7 +169,7 @@ class Network:
     serializes calls with a lock), but calls on one numpy network do not run in parallel.
     """
 
-    def __init__(self, impl, config: Dict[str, Any], basename: Optional[Path] = None) -> None:
+    def __init__(self, impl: InferenceBackend, config: Dict[str, Any], basename: Optional[Path] = None) -> None:
         self.impl = impl
         self.config = config
         self.basename = basename
@@ -178,7 +191,7 @@ class Network:
             x = x.astype(np.float32)
         return self.impl.forward(x)
 
-    def evaluate(self, boards: Sequence, masks: Optional[Sequence[Optional[np.ndarray]]] = None,
+    def evaluate(self, boards: Sequence[Board], masks: Optional[Sequence[Optional[np.ndarray]]] = None,
                  sparse: bool = False) -> Tuple[List, np.ndarray]:
         """Evaluate boards (of any sizes; each size is one batch).
 
@@ -214,7 +227,7 @@ class Network:
                     priors[i] = probs[j]
         return priors, values
 
-    def evaluate_one(self, board, mask: Optional[np.ndarray] = None) -> Tuple[np.ndarray, float]:
+    def evaluate_one(self, board: Board, mask: Optional[np.ndarray] = None) -> Tuple[np.ndarray, float]:
         """(priors (H*W,), value) of one board (see :meth:`evaluate`)."""
         x = encode(board)[None]
         logits, v = self.forward(x)

@@ -37,7 +37,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Generator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -177,7 +177,7 @@ def spec_version(spec: Any) -> Optional[str]:
         return os.fspath(spec)
     from ..net import ModelError, model_basename
     try:
-        return model_version(model_basename(net.model))
+        return model_version(model_basename(net.model_path))
     except (OSError, ValueError, ModelError):
         return Path(str(net.model)).name
 
@@ -299,6 +299,10 @@ class _Tally:
         return "accept" if self.res.decision == "H1" else "reject"
 
 
+#: the pair records of a gate, in pair order (a generator: closing it abandons the pairs still running)
+PairRecords = Generator[Dict[str, Any], None, None]
+
+
 def _append_pair(jpath: Optional[Path], rec: Dict[str, Any]) -> None:
     if jpath is None:
         return
@@ -312,7 +316,7 @@ def _append_pair(jpath: Optional[Path], rec: Dict[str, Any]) -> None:
 def _pooled_pairs(pool: Pool, payload: Callable[[int], Dict[str, Any]], todo: List[int],
                   done: Dict[int, Dict[str, Any]], max_pairs: int, jpath: Optional[Path],
                   seed: int, info: Dict[str, Any],
-                  log: Optional[Callable[[Dict[str, Any]], None]]) -> Iterator[Dict[str, Any]]:
+                  log: Optional[Callable[[Dict[str, Any]], None]]) -> PairRecords:
     """Pair records in pair-index order: journal pairs as they are, the others played on
     ``pool`` (tasks handed out lazily in index order, so that at most one per worker runs ahead).
     A finished pair waits until every earlier one is in; a lost pair is skipped (``info
@@ -365,7 +369,7 @@ def _pool_side(pool: Pool, spec: Any) -> Any:
     if net is None:
         return os.fspath(spec)
     from ..net import model_basename
-    return pool.share(ModelRef.from_path(model_basename(net.model)))
+    return pool.share(ModelRef.from_path(model_basename(net.model_path)))
 
 
 def run_gate(candidate: Any, best: Any, *, board: Optional[Board] = None,
@@ -448,7 +452,7 @@ def run_gate(candidate: Any, best: Any, *, board: Optional[Board] = None,
     own_pool = False
     todo = [i for i in range(max_pairs) if i not in done]
     if pooled and not todo:     # every pair is in the journal: nothing to start
-        records: Iterator[Dict[str, Any]] = (done[i] for i in range(max_pairs))
+        records: PairRecords = (done[i] for i in range(max_pairs))
         info["lost"], info["discarded"] = [], 0
     elif pooled:
         if pool is None:
@@ -469,7 +473,7 @@ def run_gate(candidate: Any, best: Any, *, board: Optional[Board] = None,
     else:
         gcfg = gate_game_config(board, cfg.max_plies)
 
-        def sequential() -> Iterator[Dict[str, Any]]:
+        def sequential() -> PairRecords:
             for i in range(max_pairs):
                 if i in done:
                     yield done[i]

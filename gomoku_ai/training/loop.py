@@ -49,7 +49,11 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Union
+
+if TYPE_CHECKING:   # torch: imported only where training runs
+    from .model import PolicyValueNet
+    from .trainer import TrainConfig
 
 STATE_VERSION = 1
 MODEL_SUFFIXES = (".npz", ".onnx", ".json")   # .json last: it holds the others' checksums
@@ -189,7 +193,7 @@ def _append_line(path: Path, rec: Dict[str, Any]) -> None:
 
 
 # ============================================================================ initial model
-def _init_weights(model, init_model: Path) -> Dict[str, Any]:
+def _init_weights(model: PolicyValueNet, init_model: Path) -> Dict[str, Any]:
     """Load ``init_model`` (a checkpoint or an exported model) into the torch ``model``."""
     import numpy as np
     from ..net import load_weights
@@ -355,7 +359,7 @@ class Loop:
                 from ..workers import shutdown_ray
                 shutdown_ray()
 
-    def _train_config(self, steps: int):
+    def _train_config(self, steps: int) -> TrainConfig:
         from .trainer import TrainConfig
         c = self.cfg
         return TrainConfig(steps=steps, batch_size=c.batch_size, lr=c.lr, lr_min=c.lr,
@@ -578,13 +582,13 @@ class Loop:
             if cur is not None and order.index(cur["phase"]) > order.index(phase):
                 raise _Stop()
 
-        self._save_state = hook  # type: ignore[assignment]
+        self._save_state = hook  # type: ignore[method-assign]  # wrapped for this one step only
         try:
             self._step(i)
         except _Stop:
             pass
         finally:
-            self._save_state = saved  # type: ignore[assignment]
+            self._save_state = saved  # type: ignore[method-assign]  # the bound method back
 
 
 def run_loop(run_dir: Union[str, os.PathLike], iterations: int,

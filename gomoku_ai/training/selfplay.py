@@ -623,6 +623,7 @@ def run_selfplay(model_path: Union[str, os.PathLike, Evaluator], out_dir: Union[
                 model: Any = named.text
             else:
                 from ..net import model_basename
+                assert not isinstance(model_path, Evaluator)   # refused above unless in process
                 model = pool.share(ModelRef.from_path(model_basename(model_path)))
             shared_openings = None if flat_openings is None else pool.share(flat_openings)
             by_key = {("selfplay", prefix, b): (b, first, count) for b, first, count in todo}

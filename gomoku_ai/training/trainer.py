@@ -18,7 +18,7 @@ import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, Optional, Tuple
 
 import numpy as np
 import torch
@@ -30,6 +30,9 @@ from ..net.symmetries import HALF_TURN
 from .model import PolicyValueNet, dihedral
 
 CHECKPOINT_VERSION = 1
+
+#: one training batch on the device: (input planes, policy targets, value targets z, value weights zw)
+Batch = Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]
 
 
 class CheckpointError(ValueError):
@@ -139,7 +142,7 @@ class DeviceData:
                 out[rest] = p / p.sum(dim=1, keepdim=True).clamp(min=1e-9)
         return out
 
-    def batch(self, idx: np.ndarray, k: int):
+    def batch(self, idx: np.ndarray, k: int) -> Batch:
         t = torch.from_numpy(np.asarray(idx, np.int64)).to(self.device)
         x, pi = self.planes(t), self.policy_targets(t)
         if k:
@@ -255,7 +258,7 @@ class Trainer:
         if self._log_cb is not None:
             self._log_cb(rec)
 
-    def _batch(self, pos: Positions, idx: np.ndarray, k: int):
+    def _batch(self, pos: Positions, idx: np.ndarray, k: int) -> Batch:
         """(planes, policy targets, z, zw) of positions ``idx`` under symmetry ``k``, on the
         training device (the symmetry is applied there)."""
         if self._data is not None:
@@ -271,7 +274,9 @@ class Trainer:
         zw = torch.from_numpy(pos.zw[idx]).to(d)
         return x.contiguous(), pi.contiguous(), z, zw
 
-    def _losses(self, x, pi, z, zw):
+    def _losses(self, x: torch.Tensor, pi: torch.Tensor, z: torch.Tensor, zw: torch.Tensor
+                ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(policy cross-entropy, weighted value MSE, top-1 accuracy) of one batch, as 0-d tensors."""
         logits, v = self.model(x)
         logp = F.log_softmax(logits, dim=1)
         lp = -(pi * logp).sum(dim=1).mean()
