@@ -14,10 +14,14 @@ from __future__ import annotations
 import enum
 import math
 import numbers
-from typing import Any, Callable, Iterable, Type, TypeVar
+import re
+from typing import Any, Callable, Iterable, NoReturn, Type, TypeVar
 
-__all__ = ["ConfigError", "StrKind", "at_least", "check_mcts_config", "fail", "finite", "fraction", "non_negative",
-           "one_of", "parse_kind", "positive"]
+from .board import MAX_SIZE, MIN_SIZE
+from .rules import Rule
+
+__all__ = ["ConfigError", "StrKind", "at_least", "board_fields", "check_mcts_config", "device", "fail", "finite", "fraction", "in_open_range", "in_range",
+           "non_negative", "one_of", "parse_kind", "positive", "require", "rule_name"]
 
 K = TypeVar("K", bound="StrKind")
 
@@ -28,6 +32,8 @@ class ConfigError(ValueError):
 
 class StrKind(str, enum.Enum):
     """A kind whose members are their own string values (see the module docstring)."""
+
+    __hash__ = str.__hash__     # a member and its string are one dict key, on every Python version
 
     def __str__(self) -> str:
         return str.__str__(self)
@@ -46,9 +52,15 @@ def parse_kind(kind: Type[K], value: object, what: str) -> K:
         raise ConfigError(f"{what} must be one of {choices}, got {value!r}") from None
 
 
-def fail(obj: object, name: str, rule: str) -> None:
+def fail(obj: object, name: str, rule: str) -> NoReturn:
     """Raise the :class:`ConfigError` of field ``name`` of ``obj``, which is not ``rule``."""
     raise ConfigError(f"{type(obj).__name__}.{name} must be {rule}, got {getattr(obj, name)!r}")
+
+
+def require(ok: bool, obj: object, name: str, rule: str) -> None:
+    """:func:`fail` unless ``ok`` (field ``name`` of ``obj`` is ``rule``)."""
+    if not ok:
+        fail(obj, name, rule)
 
 
 def _is_number(v: object) -> bool:
@@ -84,9 +96,48 @@ def at_least(obj: object, low: float, *names: str, allow_none: bool = False) -> 
     _check(obj, f">= {low}", lambda v: v >= low, names, allow_none)
 
 
+def in_range(obj: object, low: float, high: float, *names: str, allow_none: bool = False) -> None:
+    """Each field ``names`` of ``obj`` is a number in [``low``, ``high``]."""
+    _check(obj, f"in [{low}, {high}]", lambda v: low <= v <= high, names, allow_none)
+
+
+def in_open_range(obj: object, low: float, high: float, *names: str) -> None:
+    """Each field ``names`` of ``obj`` is a number in (``low``, ``high``), the ends excluded."""
+    _check(obj, f"in ({low}, {high})", lambda v: low < v < high, names, False)
+
+
 def fraction(obj: object, *names: str, allow_none: bool = False) -> None:
     """Each field ``names`` of ``obj`` is a number in [0, 1]."""
     _check(obj, "in [0, 1]", lambda v: 0 <= v <= 1, names, allow_none)
+
+
+_DEVICE = re.compile(r"(auto|cpu|cuda(:\d+)?)?")
+
+
+def device(obj: object, name: str) -> None:
+    """Field ``name`` of ``obj`` is a torch device spec: ``auto``, ``cpu``, ``cuda`` or ``cuda:N`` (any case,
+    blanks around it allowed; empty means ``auto``)."""
+    v = getattr(obj, name)
+    require(isinstance(v, str) and _DEVICE.fullmatch(v.strip().lower()) is not None, obj, name,
+            "auto, cpu, cuda or cuda:N")
+
+
+def board_fields(obj: object) -> None:
+    """The board fields of a config: ``width`` and ``height`` (None: square) in MIN_SIZE..MAX_SIZE of
+    :mod:`gomoku_ai.board`, ``n`` (the winning length) in 3..the shorter side."""
+    in_range(obj, MIN_SIZE, MAX_SIZE, "width")
+    in_range(obj, MIN_SIZE, MAX_SIZE, "height", allow_none=True)
+    width, height = getattr(obj, "width"), getattr(obj, "height")
+    in_range(obj, 3, min(width, width if height is None else height), "n")
+
+
+def rule_name(obj: object, name: str) -> None:
+    """Field ``name`` of ``obj`` is a rule as :meth:`gomoku_ai.rules.Rule.parse` reads it (a name or a Gomocup
+    rule number)."""
+    try:
+        Rule.parse(getattr(obj, name))
+    except (ValueError, AttributeError):
+        fail(obj, name, "a rule name (freestyle, standard, renju, caro) or a Gomocup rule number")
 
 
 def one_of(obj: object, name: str, choices: Iterable[object]) -> None:

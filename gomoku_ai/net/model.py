@@ -43,6 +43,7 @@ import numpy as np
 from .encoding import ENCODING_VERSION, NUM_PLANES, PLANE_NAMES, encode, encode_batch
 from .numpy_backend import NumpyBackend
 from .onnx_backend import OnnxBackend, onnxruntime_available
+from ..checks import StrKind
 from ..fileio import atomic_write_bytes
 from .weights import Arch, ModelError, Weights, check_weights, infer_arch
 
@@ -152,6 +153,15 @@ def load_weights(path: PathLike) -> Tuple[Weights, Dict[str, Any]]:
 
 
 # -------------------------------------------------------------------------------------- network
+class NetBackend(StrKind):
+    """What runs a network (``load_model``'s ``backend``, ``Network.backend``): onnxruntime, numpy, or
+    ``auto`` (onnx when it can, else numpy)."""
+
+    AUTO = "auto"
+    ONNX = "onnx"
+    NUMPY = "numpy"
+
+
 class InferenceBackend(Protocol):
     """What runs a network's forward pass (:class:`~gomoku_ai.net.numpy_backend.NumpyBackend`,
     :class:`~gomoku_ai.net.onnx_backend.OnnxBackend`): ``name`` (``"numpy"``, ``"onnx"``) and
@@ -174,7 +184,7 @@ class Network:
         self.config = config
         self.basename = basename
         self.arch = arch_from_config(config)
-        self.backend: str = impl.name
+        self.backend = NetBackend(impl.name)
         self.name: str = str(config.get("name", basename.name if basename else "?"))
 
     def __repr__(self) -> str:
@@ -245,21 +255,22 @@ def _masked_softmax(logits: np.ndarray, legal: np.ndarray) -> np.ndarray:
     return (e / s).astype(np.float32, copy=False)
 
 
-def load_model(path: PathLike, backend: str = "auto", threads: int = 1) -> Network:
+def load_model(path: PathLike, backend: str = NetBackend.AUTO, threads: int = 1) -> Network:
     """Load a model (folder, basename or one of its files).
 
     ``backend``: ``"onnx"`` (onnxruntime, ``threads`` intra-op threads), ``"numpy"`` (BLAS
     threading as configured for the process), or ``"auto"``: onnx when onnxruntime imports and
     the model has a ``.onnx`` recorded and present, else numpy.
     """
-    if backend not in ("auto", "onnx", "numpy"):
+    if backend not in tuple(NetBackend):
         raise ValueError(f"backend must be 'auto', 'onnx' or 'numpy', not {backend!r}")
     base, cfg = read_config(path)
     jpath, opath = _file(base, ".json"), _file(base, ".onnx")
     onnx_sha = cfg["sha256"].get("onnx")
-    if backend == "auto":
-        backend = "onnx" if (onnx_sha and opath.is_file() and onnxruntime_available()) else "numpy"
-    if backend == "onnx":
+    if backend == NetBackend.AUTO:
+        auto = onnx_sha and opath.is_file() and onnxruntime_available()
+        backend = NetBackend.ONNX if auto else NetBackend.NUMPY
+    if backend == NetBackend.ONNX:
         if not onnx_sha:
             raise ModelError(f"{jpath}: no .onnx graph is recorded for this model")
         if not onnxruntime_available():

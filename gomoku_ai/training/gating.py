@@ -37,11 +37,11 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, Generator, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Generator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from .. import rating
+from .. import checks, rating
 from ..board import Board
 from ..match import GameConfig, GamePlayer, PlayedGame, game_seed, play_game
 from ..net.symmetries import symmetry_ids, transform_move
@@ -51,6 +51,9 @@ from ..rules import BLACK, WHITE, Rule, Termination
 from ..workers import (ModelCache, ModelRef, Pool, Task, WorkerSpec, make_pool, model_version,
                        resolve)
 from .openings import Opening, openings_to_flat, random_opening
+
+if TYPE_CHECKING:
+    from ..net import Network
 
 #: ``engine`` of the journal lines of gates played by the shipped Player (earlier lines, played by
 #: a bare MCTS, are not taken: such a gate is replayed)
@@ -137,8 +140,16 @@ def _score(winner: Optional[int], colour: int) -> float:
 
 
 # ============================================================================ the gate
+#: the SPRT models a gate can use (:func:`gomoku_ai.rating.sprt` on pentanomial counts)
+SPRT_MODELS = ("logistic", "normalized")
+
+
 @dataclass
 class GateConfig:
+    """How a candidate is gated against the best: ``visits`` per move, at most ``max_games`` games (in
+    colour-swapped pairs), an SPRT of ``elo0`` against ``elo1`` (Elo) with error rates ``alpha``/``beta``
+    unless ``sprt`` is False; ``max_plies``: a game is a draw after this many plies (None: board full)."""
+
     visits: int = 200
     max_games: int = 400
     elo0: float = 0.0
@@ -150,6 +161,14 @@ class GateConfig:
     seed: int = 1
     symmetries: bool = True
     sprt: bool = True                # False: play all max_games (a fixed-length match)
+
+    def __post_init__(self) -> None:
+        checks.at_least(self, 1, "visits")
+        checks.at_least(self, 2, "max_games")      # games are played in colour-swapped pairs
+        checks.finite(self, "elo0", "elo1")
+        checks.in_open_range(self, 0, 1, "alpha", "beta")
+        checks.one_of(self, "model", SPRT_MODELS)
+        checks.at_least(self, 1, "max_plies", allow_none=True)
 
 
 # ============================================================================ gate pairs on a pool
@@ -198,7 +217,7 @@ class GateWorker:
         self.models = {"candidate": ModelCache(self._load), "best": ModelCache(self._load)}
         self.players: Dict[str, Tuple[Any, EnginePlayer]] = {}
 
-    def _load(self, base: Path) -> Any:
+    def _load(self, base: Path) -> Network:
         from ..net import load_model
         return load_model(base, backend=self.net_backend, threads=1)
 

@@ -24,7 +24,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ..net.weights import Arch, fold_batchnorm
+from .. import checks
+from ..net.weights import Arch, check_arch, fold_batchnorm
 from .dataset import Positions, encode_positions, split_by_game  # noqa: F401 (re-exported)
 from ..net.symmetries import HALF_TURN
 from .model import PolicyValueNet, dihedral
@@ -61,6 +62,15 @@ class TrainConfig:
     arch: Dict[str, int] = field(default_factory=lambda: {"blocks": 6, "channels": 64,
                                                           "head_channels": 32, "value_fc": 64})
     device: str = "auto"             # auto | cpu | cuda | cuda:N
+
+    def __post_init__(self) -> None:
+        checks.non_negative(self, "steps", "warmup_steps", "weight_decay", "value_weight", "val_every")
+        checks.at_least(self, 1, "batch_size", "log_every", "checkpoint_every", "threads")
+        checks.positive(self, "lr", "grad_clip")
+        checks.non_negative(self, "lr_min")
+        checks.fraction(self, "val_fraction")
+        checks.device(self, "device")
+        check_arch(self, "arch")
 
 
 def resolve_device(spec: str = "auto") -> torch.device:
@@ -119,7 +129,7 @@ class DeviceData:
         n = cells.shape[0]
         x = torch.zeros((n, NUM_PLANES, self.h, self.w), dtype=torch.float32, device=self.device)
         x[:, 0] = (cells == stm).float()
-        x[:, 1] = (cells == (3 - stm)).float()
+        x[:, 1] = (cells == (3 - stm)).float()     # rules.opponent of each, as a tensor
         x[:, 2] = (cells != WALL).float()
         x[:, 3] = (stm == BLACK).float().expand(n, self.h, self.w)
         last = self.last[idx]

@@ -32,6 +32,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Deque, Dict, Generator, Generic, Hashable, Iterable, Optional, Tuple, TypeVar
 
+from .. import checks
 from ..checks import StrKind, parse_kind
 
 
@@ -79,6 +80,11 @@ class WorkerSpec:
     threads: int = 1
     num_cpus: float = 1.0
     num_gpus: float = 0.0
+
+    def __post_init__(self) -> None:
+        checks.require(isinstance(self.target, str), self, "target", "a 'package.module:Class' string")
+        checks.at_least(self, 1, "threads")
+        checks.non_negative(self, "num_cpus", "num_gpus")
 
     def build(self) -> Any:
         """Set the thread limits of this process and construct the worker (called in the worker)."""
