@@ -20,8 +20,9 @@ from typing import Any, Callable, Iterable, NoReturn, Type, TypeVar
 from .board import MAX_SIZE, MIN_SIZE
 from .rules import Rule
 
-__all__ = ["ConfigError", "StrKind", "at_least", "board_fields", "check_mcts_config", "device", "fail", "finite", "fraction", "in_open_range", "in_range",
-           "non_negative", "one_of", "parse_kind", "positive", "require", "rule_name"]
+__all__ = ["ConfigError", "StrKind", "at_least", "board_fields", "check_mcts_config", "device", "fail", "finite",
+           "fraction", "in_open_range", "in_range", "non_negative", "one_of", "parse_kind", "positive", "require",
+           "rule_name"]
 
 K = TypeVar("K", bound="StrKind")
 

@@ -77,7 +77,8 @@ class RecordFormatError(ValueError):
             where.append(f"line {line}")
         super().__init__(f"{', '.join(where)}: {reason}" if where else reason)
 
-    def __reduce__(self) -> Tuple[type, Tuple[str, Optional[str], Optional[int]]]:  # keep pickling (multiprocessing loaders) working with the extra args
+    # keep pickling (multiprocessing loaders) working with the extra args
+    def __reduce__(self) -> Tuple[type, Tuple[str, Optional[str], Optional[int]]]:
         return (type(self), (self.reason, self.path, self.line))
 
 

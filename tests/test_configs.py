@@ -45,7 +45,8 @@ def _expect_error(make: Callable[..., Any], cls: str, name: str, value: Any, **k
 
 # ------------------------------------------------------------------------------------------ defaults
 @pytest.mark.parametrize("make", [MCTSConfig, Limit, TimeControl, GameConfig, Arch, SelfPlayConfig, GateConfig,
-                                  LoopConfig, lambda: WorkerSpec("m:C"), lambda: InProcessSpec(PlayerKind.PURE, "pure")])
+                                  LoopConfig, lambda: WorkerSpec("m:C"),
+                                  lambda: InProcessSpec(PlayerKind.PURE, "pure")])
 def test_defaults_construct(make: Callable[[], Any]) -> None:
     cfg = make()
     assert replace(cfg) == cfg     # and again through __post_init__

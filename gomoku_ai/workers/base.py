@@ -8,10 +8,12 @@ from a :class:`WorkerSpec` (``"package.module:Class"`` plus keyword arguments) a
 A :class:`Pool` runs an iterable of tasks on N workers and yields one :class:`TaskResult` per task
 as tasks finish (not in task order):
 
-* ``kind == "ok"`` (:attr:`ResultKind.OK`): ``value`` is what ``run`` returned.
-* ``kind == "error"`` (:attr:`ResultKind.ERROR`): ``run`` raised; ``error`` is the traceback. Not retried: a deterministic
+``kind`` is a :class:`ResultKind` (equal to its string):
+
+* ``kind == "ok"``: ``value`` is what ``run`` returned.
+* ``kind == "error"``: ``run`` raised; ``error`` is the traceback. Not retried: a deterministic
   bug would only fail again. Callers usually treat it as fatal.
-* ``kind == "lost"`` (:attr:`ResultKind.LOST`): the worker died (killed, crashed, out of memory, its node went away) or ran
+* ``kind == "lost"``: the worker died (killed, crashed, out of memory, its node went away) or ran
   past the task's ``limit_s``. The task was started again on a fresh worker up to
   ``max_attempts`` times in all; ``lost`` means every attempt was lost. A lost task never carries
   a value: callers record it as *not played*, never as a result.
