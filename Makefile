@@ -25,7 +25,9 @@ $(TEST_STAMP): setup.cfg pyproject.toml | $(BIN)/python
 play: $(PLAY_STAMP)
 	$(BIN)/gomoku play $(ARGS)
 
+# mypy first (its settings, and the packages it checks, are the [mypy] section of setup.cfg), then the tests.
 test: $(TEST_STAMP)
+	$(BIN)/python -m mypy
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
 bench: $(PLAY_STAMP)

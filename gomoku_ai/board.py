@@ -17,7 +17,7 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .rules import BLACK, EMPTY, WALL, WHITE, Outcome, Rule, Termination
+from .rules import BLACK, EMPTY, WALL, WHITE, Outcome, Rule, Termination, opponent
 
 MIN_SIZE = 5
 MAX_SIZE = 32
@@ -173,14 +173,14 @@ class Board:
         self.moves.append(m)
         win = self._five_at(pi, c)
         self._wins.append(win)
-        self.side_to_move = 3 - c
+        self.side_to_move = 3 - c   # rules.opponent(c), inlined: push/pop are 4% slower with the call
         return win
 
     def pop(self) -> int:
         """Undo the last move and return it."""
         m = self.moves.pop()
         self._wins.pop()
-        c = 3 - self.side_to_move
+        c = 3 - self.side_to_move   # rules.opponent, inlined (see push)
         self._buf[self._pad[m]] = EMPTY
         self.hash ^= (self._zb[m] if c == BLACK else self._zw[m]) ^ _TURN_KEY
         self.side_to_move = c
@@ -207,7 +207,7 @@ class Board:
 
     def pass_turn(self) -> None:
         """Give the move to the other side without a stone (used to set up positions)."""
-        self.side_to_move = 3 - self.side_to_move
+        self.side_to_move = opponent(self.side_to_move)
         self.hash ^= _TURN_KEY
 
     def clear(self) -> None:
@@ -275,7 +275,7 @@ class Board:
         if rule is Rule.FREESTYLE or (rule is Rule.RENJU and c == WHITE):
             return True
         if rule is Rule.CARO:
-            o = 3 - c
+            o = opponent(c)
             return not (end_a == o and end_b == o)
         return length == self.n
 
@@ -364,7 +364,7 @@ class Board:
                 seq.append((BLACK, bl[i])); i += 1
             else:
                 seq.append((WHITE, wh[j])); j += 1
-            color = 3 - seq[-1][0]
+            color = opponent(seq[-1][0])
         for c, m in seq:
             if self._buf[self._pad[m]] != EMPTY:
                 raise IllegalMoveError(f"{self.move_name(m)} is given twice")
@@ -372,7 +372,7 @@ class Board:
                 self.pass_turn()
             self._buf[self._pad[m]] = c
             self.hash ^= (self._zb[m] if c == BLACK else self._zw[m]) ^ _TURN_KEY
-            self.side_to_move = 3 - c
+            self.side_to_move = opponent(c)
             self.moves.append(m)
             self._wins.append(False)
         if to_move is None:

@@ -12,11 +12,12 @@ An evaluator works in two phases so that the search can batch leaves:
 from __future__ import annotations
 
 import random
-from typing import Any, Optional, Sequence, Tuple
+from typing import Any, Optional, Protocol, Sequence, Tuple
 
 import numpy as np
 
 from .board import Board
+from .rules import BLACK, WALL, WHITE, opponent
 
 
 class Evaluator:
@@ -72,7 +73,7 @@ class RolloutEvaluator(Evaluator):
         winner = board.winner
         while winner is None and played < limit:
             if board.push(empties[played]):
-                winner = 3 - board.side_to_move
+                winner = opponent(board.side_to_move)
             played += 1
         for _ in range(played):
             board.pop()
@@ -129,9 +130,9 @@ class HeuristicEvaluator(Evaluator):
         cells = board.cells
         inner = code[4:4 + h, 4:4 + w]
         inner[:] = 0
-        inner[cells == 1] = 1
-        inner[cells == 2] = 6
-        inner[cells == 3] = 36
+        inner[cells == BLACK] = 1
+        inner[cells == WHITE] = 6
+        inner[cells == WALL] = 36
         return code, board.side_to_move
 
     def _scores(self, code: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
@@ -176,12 +177,20 @@ class HeuristicEvaluator(Evaluator):
         return logits, values
 
 
+class PolicyValueNetwork(Protocol):
+    """What :class:`NetworkEvaluator` runs (a :class:`gomoku_ai.net.Network`, or a test double):
+    ``forward`` from (N, P, H, W) float32 planes to (policy logits (N, H*W), values (N,) in [-1, 1] for the
+    side to move)."""
+
+    def forward(self, x: np.ndarray) -> Tuple[np.ndarray, np.ndarray]: ...
+
+
 class NetworkEvaluator(Evaluator):
     """A policy/value network loaded by :func:`gomoku_ai.net.load_model` (onnxruntime or numpy)."""
 
     name = "network"
 
-    def __init__(self, network: Any, batch_size: int = 8) -> None:
+    def __init__(self, network: PolicyValueNetwork, batch_size: int = 8) -> None:
         from .net.encoding import encode  # local: the uniform/rollout players never need it
         self.network = network
         self.batch_size = batch_size

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from typing import IO, Iterator, Union
+from typing import IO, Any, Iterator, Union
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -22,7 +22,7 @@ def _umask() -> int:
 
 
 @contextlib.contextmanager
-def atomic_open(path: PathLike, mode: str = "wb", **kwargs) -> Iterator[IO]:
+def atomic_open(path: PathLike, mode: str = "wb", **kwargs: Any) -> Iterator[IO[Any]]:
     """A file object for ``path`` that replaces it atomically when the block ends without error
     (``mode`` is ``"wb"`` or ``"w"``; text mode defaults to UTF-8 with ``\\n`` line ends)."""
     path = os.fspath(path)

@@ -36,9 +36,9 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from . import movegen
-from .board import Board
-from .rules import BLACK, EMPTY, WHITE, Rule, Termination
+from . import checks, movegen
+from .board import MAX_SIZE, MIN_SIZE, Board
+from .rules import BLACK, EMPTY, WHITE, Rule, Termination, opponent
 
 log = logging.getLogger("gomoku.match")
 
@@ -58,6 +58,9 @@ class TimeControl:
     match_ms: int = 0
     turn_ms: int = 0
     increment_ms: int = 0
+
+    def __post_init__(self) -> None:
+        checks.non_negative(self, "match_ms", "turn_ms", "increment_ms")
 
     _RE = re.compile(r"^\s*(?:(?P<match>[\d.]+)\s*)?(?:/\s*(?P<turn>[\d.]+)\s*)?(?:\+\s*(?P<inc>[\d.]+)\s*)?$")
 
@@ -120,6 +123,14 @@ class GameConfig:
     tolerance_ms: float = 1000.0
     move_timeout_ms: Optional[float] = 300000.0
     n: int = 5
+
+    def __post_init__(self) -> None:
+        checks.in_range(self, MIN_SIZE, MAX_SIZE, "width", "height")
+        checks.require(isinstance(self.rule, Rule), self, "rule", "a Rule")
+        checks.at_least(self, 1, "max_plies", allow_none=True)
+        checks.non_negative(self, "tolerance_ms")
+        checks.non_negative(self, "move_timeout_ms", allow_none=True)
+        checks.in_range(self, 3, min(self.width, self.height), "n")
 
     def board(self) -> Board:
         """An empty board of this configuration."""
@@ -326,7 +337,7 @@ class _Referee:
     def lose(self, color: int, err: PlayerError) -> None:
         """Score the game as lost by ``color`` for ``err``."""
         g = self.game
-        g.winner, g.termination, g.reason, g.offender = 3 - color, err.termination, err.reason, color
+        g.winner, g.termination, g.reason, g.offender = opponent(color), err.termination, err.reason, color
 
     def start(self, seed: int) -> bool:
         """Start both players (Black first); a player that cannot start loses. False when one could not."""

@@ -12,14 +12,15 @@ import os
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, List, NamedTuple, Optional, Protocol
+from typing import Callable, List, NamedTuple, Optional, Protocol, Tuple
 
 import numpy as np
 
-from . import movegen, tactics, vct
+from . import checks, movegen, tactics, vct
 from .board import Board
 from .evaluator import Evaluator, HeuristicEvaluator
 from .mcts import MCTS, NODE_BYTES, MCTSConfig, SearchStats
+from .rules import opponent
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,25 @@ class Limit:
     hard_ms: Optional[float] = None
     visits: Optional[int] = None
     depth: Optional[int] = None
+
+    def __post_init__(self) -> None:
+        checks.non_negative(self, "soft_ms", "hard_ms", "visits", "depth", allow_none=True)
+
+
+class Source(checks.StrKind):
+    """Which part of :meth:`Player.think` decided the move (``SearchInfo.source``; written as its string to
+    logs, PGN comments and JSON answers)."""
+
+    NONE = ""             # not named (a test double's answer)
+    WIN1 = "win1"         # a five at once
+    BLOCK5 = "block5"     # the only block of the opponent's five
+    LOST = "lost"         # the opponent has fives we cannot all block: any legal move
+    VCF = "vcf"           # our proven VCF
+    VCT = "vct"           # our proven VCT
+    STATIC = "static"     # no time to search: the evaluator's best prior
+    MCTS = "mcts"         # the tree search
+    SLEEPY = "sleepy"     # the diagnostic players of :mod:`gomoku_ai.testplayers`
+    STUCK = "stuck"
 
 
 class Candidate(NamedTuple):
@@ -72,7 +92,7 @@ class SearchInfo:
     pv: List[int] = field(default_factory=list)
     elapsed_ms: float = 0.0
     proven: int = 0
-    source: str = ""  # which part decided: "win1", "block4", "vcf", "mcts", ...
+    source: Source = Source.NONE  # which part decided
     candidates: List[Candidate] = field(default_factory=list)
     root_visits: int = 0
 
@@ -138,6 +158,7 @@ class Player:
                  reuse_tree: bool = True, use_vct: Optional[bool] = None) -> None:
         self.evaluator = evaluator if evaluator is not None else HeuristicEvaluator()
         self.config = config or MCTSConfig()
+        checks.check_mcts_config(self.config)
         self.seed = seed
         self.use_vcf = use_vcf
         # VCT (threes as well as fours) at the root; default: with the VCF tactics, unless the
@@ -216,7 +237,7 @@ class Player:
             line = _find_vcf(board, dl)
             if line:
                 return done(SearchInfo(move=line[0], value=1.0, pv=list(line), proven=1,
-                                       source="vcf", depth=len(line)))
+                                       source=Source.VCF, depth=len(line)))
             opp_vcf = False
             if stop is None or not stop.is_set():
                 dl2 = t0 + min(2 * budget, 1000.0) / 1000.0
@@ -232,7 +253,7 @@ class Player:
                 restrict = found
         if instant:
             move = self._static_choice(board)
-            return done(SearchInfo(move=move, pv=[move], source="static"))
+            return done(SearchInfo(move=move, pv=[move], source=Source.STATIC))
 
         self.mcts.cfg.max_nodes = self._max_nodes()
         if not self.reuse_tree or restrict is not None:
@@ -277,7 +298,7 @@ class Player:
                              vcf_nodes=vcf_nodes)
         if res.line:
             return SearchInfo(move=res.line[0], value=1.0, pv=list(res.line), proven=1,
-                              source="vct", depth=len(res.line))
+                              source=Source.VCT, depth=len(res.line))
         if dl2 is not None and time.perf_counter() >= dl2:
             return None
         defs, aborted = vct.vct_defences(board, max_depth=3, node_limit=defence_nodes,
@@ -298,7 +319,7 @@ class Player:
         return SearchInfo(move=move, value=m.root_value(), visits=int(root.n if root else 0),
                           nodes_per_s=st.simulations / max(st.elapsed_s, 1e-9),
                           depth=st.max_depth, pv=pv, elapsed_ms=el * 1000.0,
-                          proven=int(root.proven) if root else 0, source="mcts",
+                          proven=int(root.proven) if root else 0, source=Source.MCTS,
                           candidates=cands, root_visits=sum(c.visits for c in cands))
 
     def _static_choice(self, board: Board) -> int:
@@ -333,22 +354,23 @@ def _candidates(board: Board) -> List[int]:
     return cands
 
 
-def _immediate(board: Board) -> "Optional[tuple[int, str, float]]":
+def _immediate(board: Board) -> Optional[Tuple[int, Source, float]]:
     """A move that needs no search: a five (value +1), the only block of the opponent's five, or
     any legal move when the opponent has an unstoppable double threat (value -1)."""
     me = board.side_to_move
+    opp = opponent(me)
     cands = _candidates(board)
     for m in cands:
         if board.makes_five(m, me):
-            return m, "win1", 1.0
-    threats = [m for m in board.empty_squares() if board.makes_five(m, 3 - me)]
+            return m, Source.WIN1, 1.0
+    threats = [m for m in board.empty_squares() if board.makes_five(m, opp)]
     if not threats:
         return None
     blocks = movegen.without_forbidden(board, threats)
     if len(set(threats)) == 1 and blocks:
-        return blocks[0], "block5", 0.0
+        return blocks[0], Source.BLOCK5, 0.0
     if not blocks:
-        return cands[0], "lost", -1.0
+        return cands[0], Source.LOST, -1.0
     return None  # several fives to block: let the search see it (it proves the loss or a trick)
 
 

@@ -40,13 +40,16 @@ import random
 import re
 import time
 from dataclasses import dataclass
-from typing import Any, Dict, Optional, Union
+from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, Union
 
 from .board import Board
 from .evaluator import Evaluator
-from .match import GameConfig, GamePlayer, MoveResult, PlayerCrashed, TimeControl
-from . import movegen
+from .match import GameConfig, GamePlayer, Move, MoveResult, PlayerCrashed, TimeControl
+from . import checks, movegen
 from .rules import BLACK, WHITE, Rule
+
+if TYPE_CHECKING:   # the code imports them where it uses them
+    from .player import Limit, Player
 
 log = logging.getLogger("gomoku.players")
 
@@ -96,6 +99,20 @@ class InProcessSpec:
     visits: Optional[int] = None
     movetime_ms: Optional[float] = None
     model: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        checks.require(isinstance(self.kind, PlayerKind), self, "kind", "a PlayerKind")
+        checks.at_least(self, 1, "visits", allow_none=True)
+        checks.non_negative(self, "movetime_ms", allow_none=True)
+        checks.require(self.model is None or self.kind is PlayerKind.MODEL, self, "model",
+                       "None for a spec of another kind than model")
+
+    @property
+    def model_path(self) -> str:
+        """The network path of a ``model`` spec; a :class:`SpecError` for a spec without one."""
+        if self.model is None:
+            raise SpecError(f"player {self.text!r} names no model")
+        return self.model
 
     @property
     def default_visits(self) -> Optional[int]:
@@ -206,7 +223,7 @@ def make_evaluator(spec: InProcessSpec, rule: Rule = Rule.FREESTYLE, seed: int =
     raise SpecError(f"player {spec.text!r} has no evaluator")
 
 
-def network_version(ev: Any, path: Optional[str]) -> str:
+def network_version(ev: Evaluator, path: Optional[str]) -> str:
     """``name@sha12`` of the network an evaluator loaded (from the file it was read from;
     :func:`gomoku_ai.workers.model_version`), ``name@unknown`` when that file cannot be read."""
     from .workers import model_version
@@ -255,8 +272,8 @@ class EnginePlayer(GamePlayer):
         self.default_visits = default_visits
         self.seed = int(seed)
         self.version = version
-        self._ev: Any = evaluator
-        self._player: Any = None
+        self._ev: Optional[Evaluator] = evaluator
+        self._player: Union[None, Player, RandomMover] = None
         self._cfg: Optional[GameConfig] = None
 
     def visits(self, tc: TimeControl) -> Optional[int]:
@@ -270,7 +287,7 @@ class EnginePlayer(GamePlayer):
             return self.default_visits
         return s.default_visits
 
-    def search_limit(self, board: Board, time_left_ms: Optional[int], tc: TimeControl) -> Any:
+    def search_limit(self, board: Board, time_left_ms: Optional[int], tc: TimeControl) -> Limit:
         """The :class:`~gomoku_ai.player.Limit` of the next move: the spec's time per move (capped by the turn
         limit and a quarter of the game clock, less their safety margins), else the time manager's deadlines
         under ``tc``, else visits (or 90 % of the default turn time when no visits apply)."""
@@ -309,7 +326,7 @@ class EnginePlayer(GamePlayer):
         except Exception as e:  # noqa: BLE001 - any failure to build the player is this player's crash
             raise PlayerCrashed(f"cannot create the player: {e.__class__.__name__}: {e}", self.name) from e
 
-    def move(self, board: Board, moves: Any, time_left_ms: Optional[int], budget_ms: Optional[float],
+    def move(self, board: Board, moves: Sequence[Move], time_left_ms: Optional[int], budget_ms: Optional[float],
              tc: TimeControl) -> MoveResult:
         """Search the position (a copy of ``board``) in this thread; a search that raises is a
         :class:`~gomoku_ai.match.PlayerCrashed`. ``budget_ms`` is not watched: the limit comes from the spec

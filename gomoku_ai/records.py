@@ -49,6 +49,8 @@ __all__ = [
 ]
 
 PathOrText = Union[str, bytes, "os.PathLike[str]"]
+#: a board size argument: None (15 x 15), N (N x N) or (width, height)
+SizeArg = Union[None, int, Tuple[int, int]]
 Move = Tuple[int, int]
 
 RECORD_EXTENSIONS = (".psq", ".sgf")
@@ -75,7 +77,8 @@ class RecordFormatError(ValueError):
             where.append(f"line {line}")
         super().__init__(f"{', '.join(where)}: {reason}" if where else reason)
 
-    def __reduce__(self):  # keep pickling (multiprocessing loaders) working with the extra args
+    # keep pickling (multiprocessing loaders) working with the extra args
+    def __reduce__(self) -> Tuple[type, Tuple[str, Optional[str], Optional[int]]]:
         return (type(self), (self.reason, self.path, self.line))
 
 
@@ -466,6 +469,13 @@ _RULE_NAMES = {
 _SGF_KNOWN = {"GM", "FF", "CA", "SZ", "RU", "PB", "PW", "RE"}
 
 
+#: SGF parse results: a property's (line, value) list by identifier; a node (line of ';', properties);
+#: a game tree (line of '(', nodes)
+_SgfProps = Dict[str, List[Tuple[int, str]]]
+_SgfNode = Tuple[int, _SgfProps]
+_SgfTree = Tuple[int, List[_SgfNode]]
+
+
 class _SgfParser:
     """A small SGF tokenizer/parser that keeps 1-based line numbers for errors."""
 
@@ -488,7 +498,7 @@ class _SgfParser:
             i += 1
         self.i = i
 
-    def collection(self) -> List[Tuple[int, List[Tuple[int, Dict[str, List[Tuple[int, str]]]]]]]:
+    def collection(self) -> List[_SgfTree]:
         """[(line of '(', [(line of ';', {ident: [(line, value), ...]}), ...]), ...]"""
         trees = []
         self.skip_ws()
@@ -506,10 +516,10 @@ class _SgfParser:
             trees.append(self.game_tree())
         return trees
 
-    def game_tree(self):
+    def game_tree(self) -> _SgfTree:
         start = self.i
         self.i += 1  # '('
-        nodes = []
+        nodes: List[_SgfNode] = []
         while True:
             self.skip_ws()
             if self.i >= self.n:
@@ -527,7 +537,7 @@ class _SgfParser:
             else:
                 raise self.err(f"unexpected {ch!r}: expected ';', '(' or ')'")
 
-    def node(self):
+    def node(self) -> _SgfNode:
         node_pos = self.i
         self.i += 1  # ';'
         props: Dict[str, List[Tuple[int, str]]] = {}
@@ -655,12 +665,12 @@ def _parse_rule(value: str) -> Rule:
                      "Gomocup rule number")
 
 
-def _record_from_tree(tree, parser: _SgfParser, default_rule: Rule) -> GameRecord:
+def _record_from_tree(tree: _SgfTree, parser: _SgfParser, default_rule: Rule) -> GameRecord:
     tree_line, nodes = tree
     path = parser.path
     root_line, root = nodes[0]
 
-    def one(props, ident):
+    def one(props: _SgfProps, ident: str) -> Tuple[int, str]:
         line, val = props[ident][0]
         if len(props[ident]) > 1:
             raise RecordFormatError(f"property {ident} has {len(props[ident])} values, expected 1",
@@ -956,7 +966,7 @@ def write_openings(openings: Iterable[Sequence[Move]], fmt: str = "offset", widt
 
 
 # ============================================================================ files
-def read_record(path: Union[str, "os.PathLike[str]"], size=None,
+def read_record(path: Union[str, "os.PathLike[str]"], size: SizeArg = None,
                 rule: Rule = Rule.FREESTYLE) -> List[GameRecord]:
     """The games of one record file, by extension (``.psq``: one game; ``.sgf``: all games)."""
     ext = Path(os.fspath(path)).suffix.lower()
@@ -965,6 +975,10 @@ def read_record(path: Union[str, "os.PathLike[str]"], size=None,
     if ext == ".sgf":
         return read_sgf_games(Path(path), rule=rule)
     raise ValueError(f"{os.fspath(path)}: unknown record extension {ext!r} (.psq or .sgf)")
+
+
+#: what :func:`load_games` reads: a file or folder, or several
+Sources = Union[str, "os.PathLike[str]", Iterable[Union[str, "os.PathLike[str]"]]]
 
 
 @dataclass(frozen=True)
@@ -979,8 +993,8 @@ class GameLoader:
     """Iterable over the games of record files; ``skipped`` lists the files left out (with
     ``on_error="skip"``), filled as iteration proceeds and reset by each new iteration."""
 
-    def __init__(self, sources, on_error: str = "raise", size=None,
-                 rule: Rule = Rule.FREESTYLE, recursive: bool = True):
+    def __init__(self, sources: Sources, on_error: str = "raise", size: SizeArg = None,
+                 rule: Rule = Rule.FREESTYLE, recursive: bool = True) -> None:
         if on_error not in ("raise", "skip"):
             raise ValueError("on_error must be 'raise' or 'skip'")
         self.on_error = on_error
@@ -1022,7 +1036,7 @@ class GameLoader:
             yield from games
 
 
-def load_games(sources, on_error: str = "raise", size=None, rule: Rule = Rule.FREESTYLE,
+def load_games(sources: Sources, on_error: str = "raise", size: SizeArg = None, rule: Rule = Rule.FREESTYLE,
                recursive: bool = True) -> GameLoader:
     """Games from PSQ/SGF files, folders (walked recursively, sorted) or a list of them.
 

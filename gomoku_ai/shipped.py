@@ -30,11 +30,14 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any, Callable, Dict, Hashable, List, Optional, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Hashable, List, Optional, TypeVar, Union
 
 from .evaluator import Evaluator, HeuristicEvaluator
 from .player import Player, Thinker
 from .rules import Rule
+
+if TYPE_CHECKING:
+    from .net import Network
 
 log = logging.getLogger("pygomoku.shipped")
 
@@ -232,7 +235,7 @@ def load_evaluator(model: Union[None, str, Path] = None, rule: Rule = Rule.FREES
 
 
 @functools.lru_cache(maxsize=4)
-def _network(path: str, backend: str, threads: int):
+def _network(path: str, backend: str, threads: int) -> Network:
     """Networks are loaded once per process (read-only; a new game or rule reuses them)."""
     from .net import load_model
     return load_model(path, backend=backend, threads=threads)

@@ -56,7 +56,7 @@ from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Set, Tu
 
 from . import movegen
 from .board import Board
-from .rules import BLACK, EMPTY, WALL, WHITE, Rule
+from .rules import BLACK, EMPTY, WALL, WHITE, Rule, opponent
 
 __all__ = [
     "FourMove", "VCFResult", "ThreatInfo",
@@ -199,7 +199,7 @@ def _line_info(cells: Sequence[int], i: int, c: int, rule: Rule, n: int) -> _Lin
                 a[q] = WALL
             break
     a[i] = c
-    o = 3 - c
+    o = opponent(c)
     exact = rule is Rule.STANDARD or (rule is Rule.RENJU and c == BLACK)
     caro = rule is Rule.CARO
 
@@ -305,7 +305,9 @@ class _Ctx:
         self.geo = g = _geo(board)
         self.rule = board.rule
         self.n = board.n
-        self.tabs = (None, _table(board.rule, board.n, BLACK), _table(board.rule, board.n, WHITE))
+        # indexed by colour; the EMPTY slot is an unused placeholder (no line is read for EMPTY)
+        self.tabs: Tuple[Dict[bytes, Optional[_LineInfo]], ...] = (
+            {}, _table(board.rule, board.n, BLACK), _table(board.rule, board.n, WHITE))
         self.fd = g.fd
         self.seg = g.seg
         self.caro = board.rule is Rule.CARO
@@ -435,7 +437,7 @@ def must_block(board: Board) -> List[int]:
     """
     if board.winner is not None:
         return []
-    return five_points(board, 3 - board.side_to_move)
+    return five_points(board, opponent(board.side_to_move))
 
 
 def five_points_through(board: Board, m: int, color: int) -> List[int]:
@@ -473,7 +475,7 @@ def _caro_block_candidates(ctx: _Ctx, threats: Iterable[int], c: int) -> List[in
 
 
 def _blocks(ctx: _Ctx, threats: List[int], c: int) -> List[int]:
-    """Moves for the side to move (3 - c) after which ``c`` has none of ``threats`` left."""
+    """Moves for the side to move (the opponent of ``c``) after which ``c`` has none of ``threats`` left."""
     if not threats:
         return []
     board = ctx.board
@@ -496,7 +498,7 @@ def blocking_moves(board: Board) -> List[int]:
     except under CARO where blocking the far end of the row can also work. Renju forbidden points
     for a Black mover are *not* removed here (:func:`analyse` does)."""
     ctx = _Ctx(board)
-    c = 3 - board.side_to_move
+    c = opponent(board.side_to_move)
     return _blocks(ctx, _five_points(ctx, c), c)
 
 
@@ -631,7 +633,7 @@ class _VCF:
         self.buf = ctx.buf
         self.pad = ctx.pad
         self.att = board.side_to_move
-        self.dfn = 3 - self.att
+        self.dfn = opponent(self.att)
         self.node_limit = node_limit
         self.deadline = deadline
         self.nodes = 0
@@ -830,7 +832,7 @@ def is_vcf_line(board: Board, line: Sequence[int], strict: bool = False) -> bool
         return False
     ctx = _Ctx(board)
     att = board.side_to_move
-    dfn = 3 - att
+    dfn = opponent(att)
     pushed = 0
     try:
         for k, m in enumerate(line):
@@ -932,7 +934,7 @@ def _final_threats(ctx: _Ctx, line: Sequence[int]) -> List[int]:
                 return []
             won = board.push(m)
             pushed += 1
-        return [] if won else _five_points(ctx, 3 - board.side_to_move)
+        return [] if won else _five_points(ctx, opponent(board.side_to_move))
     finally:
         for _ in range(pushed):
             board.pop()
@@ -1078,7 +1080,7 @@ def analyse(board: Board, deadline: Optional[float] = None, node_limit: int = 20
         return done("over")
     ctx = _Ctx(board)
     me = board.side_to_move
-    opp = 3 - me
+    opp = opponent(me)
     win = _five_points(ctx, me)
     if win:
         return done("win", win, [win[0]])

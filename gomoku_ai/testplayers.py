@@ -20,7 +20,7 @@ import time
 from typing import Optional
 
 from .board import Board
-from .player import InfoCallback, Limit, Player, SearchInfo, Thinker
+from .player import InfoCallback, Limit, Player, SearchInfo, Source, Thinker
 
 
 def _default_player() -> Thinker:
@@ -58,7 +58,7 @@ class SleepyPlayer:
                 on_info(info)
             ev.wait(0.05 if end is None else max(0.0, min(0.05, end - now)))
         info.elapsed_ms = (time.perf_counter() - t0) * 1000.0
-        info.source = "sleepy"
+        info.source = Source.SLEEPY
         return info
 
 
@@ -80,5 +80,5 @@ class StuckPlayer:
               on_info: Optional[InfoCallback] = None) -> SearchInfo:
         info = self.inner.think(board, Limit(soft_ms=0.0, hard_ms=0.0), None, None)
         time.sleep(self.seconds)
-        info.source = "stuck"
+        info.source = Source.STUCK
         return info

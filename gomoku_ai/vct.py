@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Dict, FrozenSet, List, Optional, Set, Tuple, Union
 
 from .board import Board
-from .rules import BLACK, EMPTY, WHITE, Rule
+from .rules import BLACK, EMPTY, WHITE, Rule, opponent
 from .tactics import (_INF_DEPTH, _blocks, _Ctx, _defences, _five_points, _four_moves,
                       _relevant, _window_squares, vcf_search)
 
@@ -119,7 +119,7 @@ class _VCT:
         self.board = board
         self.ctx = _Ctx(board)
         self.att = board.side_to_move
-        self.dfn = 3 - self.att
+        self.dfn = opponent(self.att)
         self.node_limit = node_limit
         self.deadline = deadline
         self.vcf_nodes = vcf_nodes

@@ -13,7 +13,7 @@ from typing import List, Optional, Sequence, Tuple
 
 from gomoku_ai import movegen
 from gomoku_ai.board import Board
-from gomoku_ai.rules import BLACK, EMPTY, WHITE, Rule
+from gomoku_ai.rules import BLACK, EMPTY, WHITE, Rule, opponent
 
 Point = Tuple[int, int]
 
@@ -24,7 +24,7 @@ def quick_move(board: Board) -> Optional[int]:
     The renju forbidden points come from :func:`gomoku_ai.movegen.forbidden_points`; an error of
     the detector propagates (the brain reports it) rather than let a forbidden move through."""
     me = board.side_to_move
-    opp = 3 - me
+    opp = opponent(me)
     forbidden = set(movegen.forbidden_points(board))
     near = [m for m in movegen.near_empty(board, 2) if m not in forbidden]
     for m in near:

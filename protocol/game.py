@@ -24,7 +24,7 @@ from typing import Callable, List, Optional, Set, Tuple
 
 from gomoku_ai import timeman
 from gomoku_ai.board import MAX_SIZE, MIN_SIZE, Board
-from gomoku_ai.rules import BLACK, EMPTY, WALL, WHITE, Rule, rule_from_gomocup
+from gomoku_ai.rules import BLACK, EMPTY, WALL, WHITE, Rule, opponent, rule_from_gomocup
 from gomoku_ai.timeman import Deadlines, move_deadlines
 
 from . import fallback
@@ -187,7 +187,7 @@ class Game:
         if b.winner is not None:
             raise GameError("TURN after the game was won")
         if self.my_color is None:
-            self.my_color = 3 - b.side_to_move
+            self.my_color = opponent(b.side_to_move)
         elif b.side_to_move == self.my_color:
             b.pass_turn()
         b.push(m)
@@ -213,7 +213,7 @@ class Game:
         color = b[m]
         if color not in (BLACK, WHITE):
             raise GameError(f"TAKEBACK {x},{y}: there is no stone there")
-        if b.last_move == m and color == 3 - b.side_to_move:
+        if b.last_move == m and color == opponent(b.side_to_move):
             b.pop()
         else:
             self.board = rebuild(b, remove=m, to_move=color)
@@ -246,7 +246,7 @@ class Game:
             if not (0 <= d.x < w and 0 <= d.y < h):
                 problems.append(f"{d.x},{d.y} is off the {w}x{h} board")
                 continue
-            if d.field not in (1, 2, 3):
+            if d.field not in tuple(L.StoneField):
                 problems.append(f"{d.x},{d.y},{d.field}: the field must be 1, 2 or 3")
                 continue
             m = d.y * w + d.x
@@ -254,10 +254,10 @@ class Game:
                 problems.append(f"{d.x},{d.y} is given twice")
                 continue
             seen.add(m)
-            if d.field == 3:
+            if d.field == L.StoneField.WALL:
                 walls.append(m)
             else:
-                (own if d.field == 1 else opp).append(m)
+                (own if d.field == L.StoneField.OWN else opp).append(m)
                 order.append((m, d.field))
         if problems:
             raise GameError(f"{prefix}inconsistent {word}: {'; '.join(problems[:3])}")
@@ -266,11 +266,11 @@ class Game:
         elif len(opp) == len(own) + 1:
             me = WHITE
         else:
-            me = BLACK if order[0][1] == 1 else WHITE
+            me = BLACK if order[0][1] == L.StoneField.OWN else WHITE
             log.warning("%s with %d own and %d opponent stones; taking the first stone as Black",
                         word, len(own), len(opp))
-        blacks = [m for m, f in order if (f == 1) == (me == BLACK)]
-        whites = [m for m, f in order if (f == 1) != (me == BLACK)]
+        blacks = [m for m, f in order if (f == L.StoneField.OWN) == (me == BLACK)]
+        whites = [m for m, f in order if (f == L.StoneField.OWN) != (me == BLACK)]
         nb = Board(w, h, self.board.rule)
         for m in walls:
             nb.put_wall(m)

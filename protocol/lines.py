@@ -129,9 +129,17 @@ class Swap2Board(Command):
     word: ClassVar[str] = "SWAP2BOARD"
 
 
+class StoneField(enum.IntEnum):
+    """The ``f`` of a ``x,y,f`` data line (``StoneLine.field``; a manager may send any number there)."""
+
+    OWN = 1          # our stone
+    OPPONENT = 2     # the opponent's stone
+    WALL = 3         # a blocked square
+
+
 @dataclass(frozen=True)
 class StoneLine(Command):
-    """A ``x,y,f`` data line: f = 1 own stone, 2 opponent's stone, 3 blocked square."""
+    """A ``x,y,f`` data line: f = 1 own stone, 2 opponent's stone, 3 blocked square (:class:`StoneField`)."""
 
     x: int
     y: int

@@ -487,6 +487,7 @@ class EngineClient:
                 self.on_spawn(self.proc.pid)
             except Exception:  # noqa: BLE001
                 log.exception("on_spawn failed")
+        assert self.proc.stdin is not None and self.proc.stdout is not None and self.proc.stderr is not None  # PIPEs
         if os.name == "posix":
             os.set_blocking(self.proc.stdin.fileno(), False)
         self._readers = [

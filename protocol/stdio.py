@@ -43,7 +43,7 @@ def configure_logging(path: Optional[str] = None) -> None:
     logging module's own errors and its last-resort stderr handler are silenced."""
     root = logging.getLogger()
     logging.raiseExceptions = False
-    logging.lastResort = None  # type: ignore[assignment]
+    logging.lastResort = None
     root.addHandler(logging.NullHandler())
     if path:
         try:

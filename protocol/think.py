@@ -37,7 +37,7 @@ import operator
 import threading
 import traceback
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Callable, Literal, Optional
 
 from gomoku_ai import movegen, timeman
 from gomoku_ai.board import Board
@@ -200,7 +200,8 @@ class Answer:
     info: Optional[SearchInfo]
 
     @property
-    def source(self) -> str:
+    def source(self) -> Literal["player", "fallback"]:
+        """Where the move came from: the player's answer, or :func:`fallback_move`."""
         return "player" if self.info is not None else "fallback"
 
 

@@ -23,12 +23,12 @@ Typical use::
 from __future__ import annotations
 
 from .encoding import ENCODING_VERSION, NUM_PLANES, PLANE_NAMES, encode, encode_batch
-from .model import (FORMAT_VERSION, Network, export_model, load_model, load_weights,
+from .model import (FORMAT_VERSION, NetBackend, Network, export_model, load_model, load_weights,
                     model_basename, network_from_weights, read_config)
 from .weights import Arch, ModelError, check_weights, fold_batchnorm, infer_arch, random_model
 
 __all__ = [
-    "Arch", "ENCODING_VERSION", "FORMAT_VERSION", "ModelError", "NUM_PLANES", "Network",
+    "Arch", "ENCODING_VERSION", "FORMAT_VERSION", "ModelError", "NUM_PLANES", "NetBackend", "Network",
     "PLANE_NAMES", "check_weights", "encode", "encode_batch", "export_model", "fold_batchnorm",
     "infer_arch", "load_model", "load_weights", "model_basename", "network_from_weights",
     "random_model", "read_config",

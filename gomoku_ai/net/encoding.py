@@ -23,18 +23,21 @@ stack, so its "last move" is the last set-up stone.
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
 
-from ..rules import BLACK, WALL
+from ..rules import BLACK, WALL, opponent
+
+if TYPE_CHECKING:
+    from ..board import Board
 
 ENCODING_VERSION = 1
 PLANE_NAMES = ("own", "opponent", "on_board", "black_to_move", "last_move")
 NUM_PLANES = len(PLANE_NAMES)
 
 
-def encode(board, out: Optional[np.ndarray] = None) -> np.ndarray:
+def encode(board: Board, out: Optional[np.ndarray] = None) -> np.ndarray:
     """The (P, H, W) float32 planes of ``board`` (see the module docstring).
 
     ``out``, if given, must be a float32 array of that shape; it is filled and returned (no
@@ -48,7 +51,7 @@ def encode(board, out: Optional[np.ndarray] = None) -> np.ndarray:
         raise ValueError(f"out must be float32 {(NUM_PLANES, h, w)}, got {out.dtype} {out.shape}")
     stm = board.side_to_move
     np.equal(cells, stm, out=out[0], casting="unsafe")
-    np.equal(cells, 3 - stm, out=out[1], casting="unsafe")
+    np.equal(cells, opponent(stm), out=out[1], casting="unsafe")
     np.not_equal(cells, WALL, out=out[2], casting="unsafe")
     out[3].fill(1.0 if stm == BLACK else 0.0)
     last = out[4]
@@ -78,7 +81,7 @@ def encode_batch(boards: Sequence, out: Optional[np.ndarray] = None) -> np.ndarr
     stm = np.array([b.side_to_move for b in boards], dtype=np.int8)  # (N,)
     s = stm[:, None, None]
     np.equal(cells, s, out=out[:, 0], casting="unsafe")
-    np.equal(cells, 3 - s, out=out[:, 1], casting="unsafe")
+    np.equal(cells, 3 - s, out=out[:, 1], casting="unsafe")     # rules.opponent of each, as an array
     np.not_equal(cells, WALL, out=out[:, 2], casting="unsafe")
     out[:, 3] = (stm == BLACK).astype(np.float32)[:, None, None]
     out[:, 4].fill(0.0)
@@ -99,7 +102,7 @@ def encode_arrays(cells: np.ndarray, stm: np.ndarray, last: np.ndarray,
         out = np.empty((n, NUM_PLANES, h, w), dtype=np.float32)
     s = np.asarray(stm, np.int8)[:, None, None]
     np.equal(cells, s, out=out[:, 0], casting="unsafe")
-    np.equal(cells, 3 - s, out=out[:, 1], casting="unsafe")
+    np.equal(cells, 3 - s, out=out[:, 1], casting="unsafe")     # rules.opponent of each, as an array
     np.not_equal(cells, WALL, out=out[:, 2], casting="unsafe")
     out[:, 3] = (np.asarray(stm) == BLACK).astype(np.float32)[:, None, None]
     out[:, 4].fill(0.0)

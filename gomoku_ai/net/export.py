@@ -9,7 +9,7 @@ Initializers carry the weight dictionary's key names.
 """
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Any, List, Mapping
 
 import numpy as np
 
@@ -29,19 +29,19 @@ def build_onnx(weights: Mapping[str, np.ndarray], arch: Arch, graph_name: str = 
                           "train/dev extra); pass with_onnx=False to write only .npz + .json") \
             from e
 
-    nodes = []
+    nodes: List[Any] = []
     inits = [numpy_helper.from_array(np.ascontiguousarray(np.asarray(v, np.float32)), name=k)
              for k, v in sorted(weights.items())]
 
-    def node(op, inputs, output, name, **attrs):
+    def node(op: str, inputs: List[str], output: str, name: str, **attrs: Any) -> str:
         nodes.append(helper.make_node(op, inputs, [output], name=name, **attrs))
         return output
 
-    def conv(x, layer, k):
+    def conv(x: str, layer: str, k: int) -> str:
         return node("Conv", [x, f"{layer}.w", f"{layer}.b"], f"{layer}.out", layer,
                     kernel_shape=[k, k], pads=[k // 2] * 4, strides=[1, 1], dilations=[1, 1])
 
-    def relu(x, name):
+    def relu(x: str, name: str) -> str:
         return node("Relu", [x], f"{name}.relu", f"{name}.relu")
 
     x = relu(conv("input", "stem", 3), "stem")

@@ -36,15 +36,19 @@ import json
 import os
 import zipfile
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple, Union
 
 import numpy as np
 
 from .encoding import ENCODING_VERSION, NUM_PLANES, PLANE_NAMES, encode, encode_batch
 from .numpy_backend import NumpyBackend
 from .onnx_backend import OnnxBackend, onnxruntime_available
+from ..checks import StrKind
 from ..fileio import atomic_write_bytes
 from .weights import Arch, ModelError, Weights, check_weights, infer_arch
+
+if TYPE_CHECKING:
+    from ..board import Board
 
 FORMAT_VERSION = 1
 _SUFFIXES = (".json", ".npz", ".onnx")
@@ -149,6 +153,25 @@ def load_weights(path: PathLike) -> Tuple[Weights, Dict[str, Any]]:
 
 
 # -------------------------------------------------------------------------------------- network
+class NetBackend(StrKind):
+    """What runs a network (``load_model``'s ``backend``, ``Network.backend``): onnxruntime, numpy, or
+    ``auto`` (onnx when it can, else numpy)."""
+
+    AUTO = "auto"
+    ONNX = "onnx"
+    NUMPY = "numpy"
+
+
+class InferenceBackend(Protocol):
+    """What runs a network's forward pass (:class:`~gomoku_ai.net.numpy_backend.NumpyBackend`,
+    :class:`~gomoku_ai.net.onnx_backend.OnnxBackend`): ``name`` (``"numpy"``, ``"onnx"``) and
+    ``forward`` from (N, P, H, W) float32 planes to (policy logits (N, H*W), values (N,))."""
+
+    name: str
+
+    def forward(self, x: np.ndarray) -> Tuple[np.ndarray, np.ndarray]: ...
+
+
 class Network:
     """A loaded model: ``forward`` on encoded planes, ``evaluate`` on boards.
 
@@ -156,12 +179,12 @@ class Network:
     serializes calls with a lock), but calls on one numpy network do not run in parallel.
     """
 
-    def __init__(self, impl, config: Dict[str, Any], basename: Optional[Path] = None) -> None:
+    def __init__(self, impl: InferenceBackend, config: Dict[str, Any], basename: Optional[Path] = None) -> None:
         self.impl = impl
         self.config = config
         self.basename = basename
         self.arch = arch_from_config(config)
-        self.backend: str = impl.name
+        self.backend = NetBackend(impl.name)
         self.name: str = str(config.get("name", basename.name if basename else "?"))
 
     def __repr__(self) -> str:
@@ -178,7 +201,7 @@ class Network:
             x = x.astype(np.float32)
         return self.impl.forward(x)
 
-    def evaluate(self, boards: Sequence, masks: Optional[Sequence[Optional[np.ndarray]]] = None,
+    def evaluate(self, boards: Sequence[Board], masks: Optional[Sequence[Optional[np.ndarray]]] = None,
                  sparse: bool = False) -> Tuple[List, np.ndarray]:
         """Evaluate boards (of any sizes; each size is one batch).
 
@@ -214,7 +237,7 @@ class Network:
                     priors[i] = probs[j]
         return priors, values
 
-    def evaluate_one(self, board, mask: Optional[np.ndarray] = None) -> Tuple[np.ndarray, float]:
+    def evaluate_one(self, board: Board, mask: Optional[np.ndarray] = None) -> Tuple[np.ndarray, float]:
         """(priors (H*W,), value) of one board (see :meth:`evaluate`)."""
         x = encode(board)[None]
         logits, v = self.forward(x)
@@ -234,21 +257,22 @@ def masked_softmax(logits: np.ndarray, legal: np.ndarray, dtype: Any = np.float3
     return (e / s).astype(dtype, copy=False)
 
 
-def load_model(path: PathLike, backend: str = "auto", threads: int = 1) -> Network:
+def load_model(path: PathLike, backend: str = NetBackend.AUTO, threads: int = 1) -> Network:
     """Load a model (folder, basename or one of its files).
 
     ``backend``: ``"onnx"`` (onnxruntime, ``threads`` intra-op threads), ``"numpy"`` (BLAS
     threading as configured for the process), or ``"auto"``: onnx when onnxruntime imports and
     the model has a ``.onnx`` recorded and present, else numpy.
     """
-    if backend not in ("auto", "onnx", "numpy"):
+    if backend not in tuple(NetBackend):
         raise ValueError(f"backend must be 'auto', 'onnx' or 'numpy', not {backend!r}")
     base, cfg = read_config(path)
     jpath, opath = _file(base, ".json"), _file(base, ".onnx")
     onnx_sha = cfg["sha256"].get("onnx")
-    if backend == "auto":
-        backend = "onnx" if (onnx_sha and opath.is_file() and onnxruntime_available()) else "numpy"
-    if backend == "onnx":
+    if backend == NetBackend.AUTO:
+        auto = onnx_sha and opath.is_file() and onnxruntime_available()
+        backend = NetBackend.ONNX if auto else NetBackend.NUMPY
+    if backend == NetBackend.ONNX:
         if not onnx_sha:
             raise ModelError(f"{jpath}: no .onnx graph is recorded for this model")
         if not onnxruntime_available():

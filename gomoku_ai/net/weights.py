@@ -30,17 +30,31 @@ the last Hc the maxima. An unfolded conv that precedes a BN may also carry a bia
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Dict, List, Mapping, Tuple
 
 import numpy as np
 
+from .. import checks
 from .encoding import NUM_PLANES
 
 BN_EPS = 1e-5
 BN_PARAMS = ("gamma", "beta", "mean", "var")
 
 Weights = Dict[str, np.ndarray]
+
+
+def check_arch(obj: object, name: str) -> None:
+    """Field ``name`` of ``obj`` (a training config) is a dict of :class:`Arch` fields (``blocks``,
+    ``channels``, ...) that makes a valid Arch."""
+    value = getattr(obj, name)
+    checks.require(isinstance(value, dict), obj, name, "a dict of Arch fields")
+    unknown = sorted(set(value) - {f.name for f in fields(Arch)})
+    checks.require(not unknown, obj, name, "a dict of Arch fields (not " + ", ".join(map(repr, unknown)) + ")")
+    try:
+        Arch(**value)
+    except checks.ConfigError as e:
+        checks.fail(obj, name, f"a valid architecture ({e})")
 
 
 class ModelError(ValueError):
@@ -56,6 +70,10 @@ class Arch:
     head_channels: int = 32
     value_fc: int = 64
     planes: int = NUM_PLANES
+
+    def __post_init__(self) -> None:
+        checks.non_negative(self, "blocks")
+        checks.at_least(self, 1, "channels", "head_channels", "value_fc", "planes")
 
     def bn_convs(self) -> List[Tuple[str, int, int, int]]:
         """(name, in, out, kernel) of every conv that is followed by a BatchNorm."""

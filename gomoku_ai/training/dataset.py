@@ -22,12 +22,15 @@ from __future__ import annotations
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from ..board import Board
 from ..fileio import atomic_open
+
+if TYPE_CHECKING:
+    from ..records import GameRecord
 
 SHARD_KEYS = ("cells", "stm", "last", "move", "z", "zw", "game")
 
@@ -139,9 +142,11 @@ def positions_from_games(games: Iterable[Tuple[Sequence[int], Tuple[int, int], O
                      np.array(z, np.float32), np.array(zw, np.float32), np.array(game, np.int32))
 
 
-def positions_from_records(records, openings=None, skip_prefix: int = 0) -> Positions:
+def positions_from_records(records: Iterable["GameRecord"],
+                           openings: Optional[Sequence[Sequence[Tuple[int, int]]]] = None,
+                           skip_prefix: int = 0) -> Positions:
     """Supervised positions from :class:`gomoku_ai.records.GameRecord` objects (one board size)."""
-    items = []
+    items: List[Tuple[List[int], Tuple[int, int], Optional[int]]] = []
     for rec in records:
         w, h = rec.width, rec.height
         flat = [y * w + x for x, y in rec.moves]

@@ -37,11 +37,11 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Generator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from .. import rating
+from .. import checks, rating
 from ..board import Board
 from ..match import GameConfig, GamePlayer, PlayedGame, game_seed, play_game
 from ..net.symmetries import symmetry_ids, transform_move
@@ -51,6 +51,9 @@ from ..rules import BLACK, WHITE, Rule, Termination
 from ..workers import (ModelCache, ModelRef, Pool, Task, WorkerSpec, make_pool, model_version,
                        resolve)
 from .openings import Opening, openings_to_flat, random_opening
+
+if TYPE_CHECKING:
+    from ..net import Network
 
 #: ``engine`` of the journal lines of gates played by the shipped Player (earlier lines, played by
 #: a bare MCTS, are not taken: such a gate is replayed)
@@ -137,8 +140,16 @@ def _score(winner: Optional[int], colour: int) -> float:
 
 
 # ============================================================================ the gate
+#: the SPRT models a gate can use (:func:`gomoku_ai.rating.sprt` on pentanomial counts)
+SPRT_MODELS = ("logistic", "normalized")
+
+
 @dataclass
 class GateConfig:
+    """How a candidate is gated against the best: ``visits`` per move, at most ``max_games`` games (in
+    colour-swapped pairs), an SPRT of ``elo0`` against ``elo1`` (Elo) with error rates ``alpha``/``beta``
+    unless ``sprt`` is False; ``max_plies``: a game is a draw after this many plies (None: board full)."""
+
     visits: int = 200
     max_games: int = 400
     elo0: float = 0.0
@@ -150,6 +161,14 @@ class GateConfig:
     seed: int = 1
     symmetries: bool = True
     sprt: bool = True                # False: play all max_games (a fixed-length match)
+
+    def __post_init__(self) -> None:
+        checks.at_least(self, 1, "visits")
+        checks.at_least(self, 2, "max_games")      # games are played in colour-swapped pairs
+        checks.finite(self, "elo0", "elo1")
+        checks.in_open_range(self, 0, 1, "alpha", "beta")
+        checks.one_of(self, "model", SPRT_MODELS)
+        checks.at_least(self, 1, "max_plies", allow_none=True)
 
 
 # ============================================================================ gate pairs on a pool
@@ -177,7 +196,7 @@ def spec_version(spec: Any) -> Optional[str]:
         return os.fspath(spec)
     from ..net import ModelError, model_basename
     try:
-        return model_version(model_basename(net.model))
+        return model_version(model_basename(net.model_path))
     except (OSError, ValueError, ModelError):
         return Path(str(net.model)).name
 
@@ -198,7 +217,7 @@ class GateWorker:
         self.models = {"candidate": ModelCache(self._load), "best": ModelCache(self._load)}
         self.players: Dict[str, Tuple[Any, EnginePlayer]] = {}
 
-    def _load(self, base: Path) -> Any:
+    def _load(self, base: Path) -> Network:
         from ..net import load_model
         return load_model(base, backend=self.net_backend, threads=1)
 
@@ -299,6 +318,10 @@ class _Tally:
         return "accept" if self.res.decision == "H1" else "reject"
 
 
+#: the pair records of a gate, in pair order (a generator: closing it abandons the pairs still running)
+PairRecords = Generator[Dict[str, Any], None, None]
+
+
 def _append_pair(jpath: Optional[Path], rec: Dict[str, Any]) -> None:
     if jpath is None:
         return
@@ -312,7 +335,7 @@ def _append_pair(jpath: Optional[Path], rec: Dict[str, Any]) -> None:
 def _pooled_pairs(pool: Pool, payload: Callable[[int], Dict[str, Any]], todo: List[int],
                   done: Dict[int, Dict[str, Any]], max_pairs: int, jpath: Optional[Path],
                   seed: int, info: Dict[str, Any],
-                  log: Optional[Callable[[Dict[str, Any]], None]]) -> Iterator[Dict[str, Any]]:
+                  log: Optional[Callable[[Dict[str, Any]], None]]) -> PairRecords:
     """Pair records in pair-index order: journal pairs as they are, the others played on
     ``pool`` (tasks handed out lazily in index order, so that at most one per worker runs ahead).
     A finished pair waits until every earlier one is in; a lost pair is skipped (``info
@@ -365,7 +388,7 @@ def _pool_side(pool: Pool, spec: Any) -> Any:
     if net is None:
         return os.fspath(spec)
     from ..net import model_basename
-    return pool.share(ModelRef.from_path(model_basename(net.model)))
+    return pool.share(ModelRef.from_path(model_basename(net.model_path)))
 
 
 def run_gate(candidate: Any, best: Any, *, board: Optional[Board] = None,
@@ -448,7 +471,7 @@ def run_gate(candidate: Any, best: Any, *, board: Optional[Board] = None,
     own_pool = False
     todo = [i for i in range(max_pairs) if i not in done]
     if pooled and not todo:     # every pair is in the journal: nothing to start
-        records: Iterator[Dict[str, Any]] = (done[i] for i in range(max_pairs))
+        records: PairRecords = (done[i] for i in range(max_pairs))
         info["lost"], info["discarded"] = [], 0
     elif pooled:
         if pool is None:
@@ -469,7 +492,7 @@ def run_gate(candidate: Any, best: Any, *, board: Optional[Board] = None,
     else:
         gcfg = gate_game_config(board, cfg.max_plies)
 
-        def sequential() -> Iterator[Dict[str, Any]]:
+        def sequential() -> PairRecords:
             for i in range(max_pairs):
                 if i in done:
                     yield done[i]

@@ -49,13 +49,22 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Union
+
+from .. import checks
+from ..net.weights import check_arch
+from ..workers import Backend, Pool
+from .remote import TrainerPlacement
+
+if TYPE_CHECKING:   # torch: imported only where training runs
+    from .model import PolicyValueNet
+    from .trainer import TrainConfig
 
 STATE_VERSION = 1
 MODEL_SUFFIXES = (".npz", ".onnx", ".json")   # .json last: it holds the others' checksums
 
 
-class LoopSettingsError(ValueError):
+class LoopSettingsError(checks.ConfigError):
     """Settings that name no setting or no known choice (the message says which)."""
 
 
@@ -90,11 +99,11 @@ class LoopConfig:
     # where training runs: "driver" (this process), "worker" (a pool worker: a Ray actor with
     # trainer_gpus GPUs when the cluster has them), "auto" (a GPU worker when the Ray cluster has
     # a GPU and this process has none, else the driver)
-    trainer: str = "auto"
+    trainer: TrainerPlacement = TrainerPlacement.AUTO
     trainer_gpus: float = 1.0
     train_chunk: int = 0             # steps per training task on a worker (0: the iteration's)
     # where self-play and gate games run (workers >= 1): local processes or Ray actors
-    backend: str = "local"           # local | ray
+    backend: Backend = Backend.LOCAL  # local | ray
     address: Optional[str] = None    # ray: None (a private instance), "auto", "HOST:PORT"
     # gating
     gate_games: int = 200            # max games; 0 = no gating, always promote
@@ -106,6 +115,31 @@ class LoopConfig:
     gate_model: str = "logistic"
     gate_openings: Optional[str] = None
     seed: int = 1
+
+    def __post_init__(self) -> None:
+        """Check every field; the kinds given as strings (``backend``, ``trainer``: as read from
+        ``config.json``) become their members. A bad value is a :class:`LoopSettingsError`."""
+        from .gating import SPRT_MODELS
+        try:
+            checks.board_fields(self)
+            checks.rule_name(self, "rule")
+            check_arch(self, "arch")
+            checks.non_negative(self, "games_per_iter", "workers", "min_positions", "steps_per_iter",
+                                "warmup_steps", "weight_decay", "trainer_gpus", "train_chunk", "gate_games")
+            checks.at_least(self, 1, "visits_full", "visits_fast", "window", "batch_size", "threads",
+                            "gate_visits")
+            checks.fraction(self, "p_full")
+            checks.positive(self, "lr")
+            checks.device(self, "device")
+            self.trainer = checks.parse_kind(TrainerPlacement, self.trainer, "LoopConfig.trainer")
+            self.backend = checks.parse_kind(Backend, self.backend, "LoopConfig.backend")
+            checks.finite(self, "gate_elo0", "gate_elo1")
+            checks.in_open_range(self, 0, 1, "gate_alpha", "gate_beta")
+            checks.one_of(self, "gate_model", SPRT_MODELS)
+            for name in ("selfplay", "arch"):
+                checks.require(isinstance(getattr(self, name), dict), self, name, "a dict")
+        except checks.ConfigError as e:
+            raise LoopSettingsError(str(e)) from None
 
     @classmethod
     def from_dict(cls, d: Dict[str, Any]) -> "LoopConfig":
@@ -189,7 +223,7 @@ def _append_line(path: Path, rec: Dict[str, Any]) -> None:
 
 
 # ============================================================================ initial model
-def _init_weights(model, init_model: Path) -> Dict[str, Any]:
+def _init_weights(model: PolicyValueNet, init_model: Path) -> Dict[str, Any]:
     """Load ``init_model`` (a checkpoint or an exported model) into the torch ``model``."""
     import numpy as np
     from ..net import load_weights
@@ -246,8 +280,8 @@ class Loop:
         self.train_dir = self.dir / "train"
         self.best = self.dir / "best"
         self._log_cb = log
-        self._pool: Any = None
-        self._train_pool: Any = None
+        self._pool: Optional[Pool] = None
+        self._train_pool: Optional[Pool] = None
         self._trainer: Optional[Dict[str, Any]] = None
         self._own_ray = False
         stored: Dict[str, Any] = _read_json(self.config_path) if self.config_path.exists() else {}
@@ -276,7 +310,7 @@ class Loop:
     def _save_state(self) -> None:
         _write_json_atomic(self.state_path, self.state)
 
-    def pool(self) -> Any:
+    def pool(self) -> Optional[Pool]:
         """The run's one worker pool (self-play batches and gate pairs), started at first use and
         kept until :meth:`close` so that workers load each network once per version; None with
         ``workers = 0`` (everything in this process)."""
@@ -299,10 +333,11 @@ class Loop:
         for each worker and for a training worker, before any pool is made (the pools then share
         it and :meth:`close` shuts it down)."""
         c = self.cfg
-        if c.backend != "ray":
+        if c.backend is not Backend.RAY:
             return
         from ..workers import ensure_ray
-        extra = {"driver": 0, "auto": 1, "worker": max(1, c.threads)}[c.trainer]
+        extra = {TrainerPlacement.DRIVER: 0, TrainerPlacement.AUTO: 1,
+                 TrainerPlacement.WORKER: max(1, c.threads)}[c.trainer]
         if ensure_ray(c.address, num_cpus=max(1, c.workers) + extra if c.address is None else None):
             self._own_ray = True
 
@@ -312,19 +347,19 @@ class Loop:
         if self._trainer is None:
             c = self.cfg
             self._trainer = {"on": "driver"}
-            if c.trainer != "driver":
+            if c.trainer is not TrainerPlacement.DRIVER:
                 self._ensure_ray()
                 from .remote import cluster_gpus   # (re-exported there; tests replace it)
                 gpus = cluster_gpus()
                 want = c.trainer_gpus if 0 < c.trainer_gpus <= gpus and c.device != "cpu" else 0.0
-                if c.trainer == "worker":
+                if c.trainer is TrainerPlacement.WORKER:
                     self._trainer = {"on": "worker", "num_gpus": want}
                 elif want > 0 and c.device != "cpu" and not _driver_has_cuda():
                     self._trainer = {"on": "worker", "num_gpus": want}
             self._emit({"note": f"trainer: {json.dumps(self._trainer)}"})
         return self._trainer
 
-    def train_pool(self) -> Any:
+    def train_pool(self) -> Pool:
         """The one training worker (started at first use, kept until :meth:`close`)."""
         if self._train_pool is None:
             from ..workers import make_pool
@@ -355,7 +390,7 @@ class Loop:
                 from ..workers import shutdown_ray
                 shutdown_ray()
 
-    def _train_config(self, steps: int):
+    def _train_config(self, steps: int) -> TrainConfig:
         from .trainer import TrainConfig
         c = self.cfg
         return TrainConfig(steps=steps, batch_size=c.batch_size, lr=c.lr, lr_min=c.lr,
@@ -578,13 +613,13 @@ class Loop:
             if cur is not None and order.index(cur["phase"]) > order.index(phase):
                 raise _Stop()
 
-        self._save_state = hook  # type: ignore[assignment]
+        self._save_state = hook  # type: ignore[method-assign]  # wrapped for this one step only
         try:
             self._step(i)
         except _Stop:
             pass
         finally:
-            self._save_state = saved  # type: ignore[assignment]
+            self._save_state = saved  # type: ignore[method-assign]  # the bound method back
 
 
 def run_loop(run_dir: Union[str, os.PathLike], iterations: int,

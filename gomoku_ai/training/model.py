@@ -6,7 +6,7 @@ mean and max pooling, so one network plays 15x15, 20x20 and rectangular boards.
 """
 from __future__ import annotations
 
-from typing import Dict
+from typing import Any, Dict, Iterator, Tuple
 
 import numpy as np
 import torch
@@ -54,7 +54,7 @@ class PolicyValueNet(nn.Module):
         self.value_fc1 = nn.Linear(2 * hc, arch.value_fc)
         self.value_fc2 = nn.Linear(arch.value_fc, 1)
 
-    def forward(self, x: torch.Tensor):
+    def forward(self, x: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
         h = F.relu(self.stem(x))
         for blk in self.blocks:
             h = blk(h)
@@ -65,7 +65,9 @@ class PolicyValueNet(nn.Module):
         return p, v
 
     # ------------------------------------------------------------------ weight exchange
-    def _convbn_items(self):
+    # the items are torch modules (ConvBN; Conv2d, Linear), typed Any: torch types a module found in a
+    # ModuleList as Module and its bias or running statistics as Optional, which these always have
+    def _convbn_items(self) -> Iterator[Tuple[str, Any]]:
         yield "stem", self.stem
         for i, blk in enumerate(self.blocks):
             yield f"block{i}.conv1", blk.conv1
@@ -73,7 +75,7 @@ class PolicyValueNet(nn.Module):
         yield "policy.conv1", self.policy_conv1
         yield "value.conv1", self.value_conv1
 
-    def _plain_items(self):
+    def _plain_items(self) -> Iterator[Tuple[str, Any]]:
         yield "policy.conv2", self.policy_conv2
         yield "value.fc1", self.value_fc1
         yield "value.fc2", self.value_fc2

@@ -30,9 +30,20 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
+from ..checks import StrKind
 from ..workers import Task, WorkerSpec, cluster_gpus, ray_location, resolve  # noqa: F401 (cluster_gpus: the loop reads it here, tests replace it)
 
-TRAINER_CHOICES = ("auto", "driver", "worker")
+class TrainerPlacement(StrKind):
+    """Where the training loop trains (``LoopConfig.trainer``): in the driver process, on a pool worker (a Ray
+    actor with ``trainer_gpus`` GPUs when the cluster has them), or ``auto`` (a GPU worker when the Ray cluster
+    has a GPU and the driver has none, else the driver)."""
+
+    AUTO = "auto"
+    DRIVER = "driver"
+    WORKER = "worker"
+
+
+TRAINER_CHOICES = tuple(t.value for t in TrainerPlacement)
 
 
 class TrainerLost(RuntimeError):

@@ -41,25 +41,30 @@ one thread each). A :class:`SelfPlayWorker` loads the network once per version, 
 from __future__ import annotations
 
 import json
+import numbers
 import os
 import sys
 import time
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from .. import checks
 from ..fileio import read_jsonl
 from ..board import Board
 from ..evaluator import Evaluator
 from ..match import adjudicate
 from ..mcts import MCTS, MCTSConfig, Node
 from ..players import PlayerKind, as_spec, make_evaluator
-from ..rules import BLACK, WHITE, Rule, Termination
+from ..rules import BLACK, WHITE, Rule, Termination, opponent
 from ..workers import ModelCache, ModelRef, Pool, Task, WorkerSpec, make_pool, resolve
 from .dataset import Positions, save_shard
 from .openings import Opening, openings_to_flat, random_opening
+
+if TYPE_CHECKING:
+    from ..net import Network
 
 JSONL_NAME = "selfplay.jsonl"
 
@@ -91,6 +96,28 @@ class SelfPlayConfig:
     batch_size: int = 8                 # leaves per network call
     tree_reuse: bool = True
     mcts: Dict[str, Any] = field(default_factory=dict)   # MCTSConfig overrides (c_puct, ...)
+
+    def __post_init__(self) -> None:
+        checks.board_fields(self)
+        checks.rule_name(self, "rule")
+        checks.at_least(self, 1, "visits_full", "visits_fast", "batch_size")
+        checks.fraction(self, "p_full", "noise_fraction", "resign_disabled_fraction")
+        checks.non_negative(self, "temperature", "temp_moves", "temp_final", "resign_plies", "opening_radius",
+                            "games_per_shard")
+        checks.positive(self, "noise_total")
+        checks.finite(self, "resign_threshold")
+        st = self.opening_stones
+        checks.require(isinstance(st, (tuple, list)) and len(st) == 2
+                       and all(isinstance(k, numbers.Integral) for k in st) and 0 <= st[0] <= st[1],
+                       self, "opening_stones", "a (min, max) pair of integers, 0 <= min <= max")
+        checks.at_least(self, 1, "max_plies", allow_none=True)
+        checks.require(isinstance(self.mcts, dict), self, "mcts", "a dict of MCTSConfig fields")
+        try:
+            checks.check_mcts_config(MCTSConfig(**self.mcts))
+        except TypeError:
+            checks.fail(self, "mcts", "a dict of MCTSConfig fields")
+        except checks.ConfigError as e:
+            checks.fail(self, "mcts", f"valid MCTSConfig overrides ({e})")
 
     def board(self) -> Board:
         return Board(self.width, self.height, Rule.parse(self.rule), self.n)
@@ -171,7 +198,7 @@ def is_false_resignation(would_resign: Optional[int], winner: Optional[int]) -> 
     whether the side that would have resigned went on to win or draw (``winner`` None = draw)."""
     if would_resign is None:
         return None
-    return winner != 3 - would_resign
+    return winner != opponent(would_resign)
 
 
 # ============================================================================ one game
@@ -263,7 +290,7 @@ def play_game(evaluator: Evaluator, cfg: SelfPlayConfig, game_seed: Sequence[int
         if who is not None:
             if resign_enabled:
                 info.resigned = who
-                info.winner = 3 - who
+                info.winner = opponent(who)
                 info.termination = Termination.RESIGNATION
                 comments[len(board.moves)] = f"resigns v={value:+.3f}"
                 break
@@ -410,7 +437,7 @@ class SelfPlayWorker:
         self.net_backend = net_backend
         self.models = ModelCache(self._load)
 
-    def _load(self, base: Path) -> Any:
+    def _load(self, base: Path) -> Network:
         from ..net import load_model
         return load_model(base, backend=self.net_backend, threads=1)
 
@@ -623,6 +650,7 @@ def run_selfplay(model_path: Union[str, os.PathLike, Evaluator], out_dir: Union[
                 model: Any = named.text
             else:
                 from ..net import model_basename
+                assert not isinstance(model_path, Evaluator)   # refused above unless in process
                 model = pool.share(ModelRef.from_path(model_basename(model_path)))
             shared_openings = None if flat_openings is None else pool.share(flat_openings)
             by_key = {("selfplay", prefix, b): (b, first, count) for b, first, count in todo}

@@ -18,18 +18,22 @@ import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, Optional, Tuple
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ..net.weights import Arch, fold_batchnorm
+from .. import checks
+from ..net.weights import Arch, check_arch, fold_batchnorm
 from .dataset import Positions, encode_positions, split_by_game  # noqa: F401 (re-exported)
 from ..net.symmetries import HALF_TURN
 from .model import PolicyValueNet, dihedral
 
 CHECKPOINT_VERSION = 1
+
+#: one training batch on the device: (input planes, policy targets, value targets z, value weights zw)
+Batch = Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]
 
 
 class CheckpointError(ValueError):
@@ -58,6 +62,15 @@ class TrainConfig:
     arch: Dict[str, int] = field(default_factory=lambda: {"blocks": 6, "channels": 64,
                                                           "head_channels": 32, "value_fc": 64})
     device: str = "auto"             # auto | cpu | cuda | cuda:N
+
+    def __post_init__(self) -> None:
+        checks.non_negative(self, "steps", "warmup_steps", "weight_decay", "value_weight", "val_every")
+        checks.at_least(self, 1, "batch_size", "log_every", "checkpoint_every", "threads")
+        checks.positive(self, "lr", "grad_clip")
+        checks.non_negative(self, "lr_min")
+        checks.fraction(self, "val_fraction")
+        checks.device(self, "device")
+        check_arch(self, "arch")
 
 
 def resolve_device(spec: str = "auto") -> torch.device:
@@ -116,7 +129,7 @@ class DeviceData:
         n = cells.shape[0]
         x = torch.zeros((n, NUM_PLANES, self.h, self.w), dtype=torch.float32, device=self.device)
         x[:, 0] = (cells == stm).float()
-        x[:, 1] = (cells == (3 - stm)).float()
+        x[:, 1] = (cells == (3 - stm)).float()     # rules.opponent of each, as a tensor
         x[:, 2] = (cells != WALL).float()
         x[:, 3] = (stm == BLACK).float().expand(n, self.h, self.w)
         last = self.last[idx]
@@ -139,7 +152,7 @@ class DeviceData:
                 out[rest] = p / p.sum(dim=1, keepdim=True).clamp(min=1e-9)
         return out
 
-    def batch(self, idx: np.ndarray, k: int):
+    def batch(self, idx: np.ndarray, k: int) -> Batch:
         t = torch.from_numpy(np.asarray(idx, np.int64)).to(self.device)
         x, pi = self.planes(t), self.policy_targets(t)
         if k:
@@ -255,7 +268,7 @@ class Trainer:
         if self._log_cb is not None:
             self._log_cb(rec)
 
-    def _batch(self, pos: Positions, idx: np.ndarray, k: int):
+    def _batch(self, pos: Positions, idx: np.ndarray, k: int) -> Batch:
         """(planes, policy targets, z, zw) of positions ``idx`` under symmetry ``k``, on the
         training device (the symmetry is applied there)."""
         if self._data is not None:
@@ -271,7 +284,9 @@ class Trainer:
         zw = torch.from_numpy(pos.zw[idx]).to(d)
         return x.contiguous(), pi.contiguous(), z, zw
 
-    def _losses(self, x, pi, z, zw):
+    def _losses(self, x: torch.Tensor, pi: torch.Tensor, z: torch.Tensor, zw: torch.Tensor
+                ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(policy cross-entropy, weighted value MSE, top-1 accuracy) of one batch, as 0-d tensors."""
         logits, v = self.model(x)
         logp = F.log_softmax(logits, dim=1)
         lp = -(pi * logp).sum(dim=1).mean()

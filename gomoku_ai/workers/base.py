@@ -8,6 +8,8 @@ from a :class:`WorkerSpec` (``"package.module:Class"`` plus keyword arguments) a
 A :class:`Pool` runs an iterable of tasks on N workers and yields one :class:`TaskResult` per task
 as tasks finish (not in task order):
 
+``kind`` is a :class:`ResultKind` (equal to its string):
+
 * ``kind == "ok"``: ``value`` is what ``run`` returned.
 * ``kind == "error"``: ``run`` raised; ``error`` is the traceback. Not retried: a deterministic
   bug would only fail again. Callers usually treat it as fatal.
@@ -30,9 +32,33 @@ import os
 from abc import ABC, abstractmethod
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Callable, Deque, Dict, Hashable, Iterable, Iterator, Optional, Tuple
+from typing import Any, Callable, Deque, Dict, Generator, Generic, Hashable, Iterable, Optional, Tuple, TypeVar
 
-BACKENDS = ("local", "ray")
+from .. import checks
+from ..checks import StrKind, parse_kind
+
+
+class Backend(StrKind):
+    """Where a pool's workers run: processes on this machine, or Ray actors."""
+
+    LOCAL = "local"
+    RAY = "ray"
+
+
+#: the backend names, for command-line choices and messages
+BACKENDS = tuple(b.value for b in Backend)
+
+
+class ResultKind(StrKind):
+    """How a task ended (see the module docstring)."""
+
+    OK = "ok"
+    ERROR = "error"
+    LOST = "lost"
+
+
+#: the type of a task's key (any hashable, picklable value: ``("selfplay", prefix, batch)``, ...)
+K = TypeVar("K", bound=Hashable)
 
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
@@ -57,6 +83,11 @@ class WorkerSpec:
     num_cpus: float = 1.0
     num_gpus: float = 0.0
 
+    def __post_init__(self) -> None:
+        checks.require(isinstance(self.target, str), self, "target", "a 'package.module:Class' string")
+        checks.at_least(self, 1, "threads")
+        checks.non_negative(self, "num_cpus", "num_gpus")
+
     def build(self) -> Any:
         """Set the thread limits of this process and construct the worker (called in the worker)."""
         for var in THREAD_VARS:
@@ -69,32 +100,35 @@ class WorkerSpec:
 
 
 @dataclass(frozen=True)
-class Task:
+class Task(Generic[K]):
     """One unit of work: ``key`` (unique within a run, hashable, picklable) and ``payload``.
 
     ``limit_s``: wall-clock seconds one attempt may take before its worker is killed and the
     attempt counted as lost (None: no limit).
     """
 
-    key: Hashable
+    key: K
     payload: Any
     limit_s: Optional[float] = None
 
 
 @dataclass
-class TaskResult:
+class TaskResult(Generic[K]):
     """The outcome of one task (see the module docstring for ``kind``)."""
 
-    key: Hashable
-    kind: str                       # "ok" | "error" | "lost"
+    key: K
+    kind: ResultKind
     value: Any = None
     error: Optional[str] = None
     attempts: int = 1
     worker: str = ""                # which worker finished it: "local-3", "ray-2@10.0.0.5:4242"
 
+    def __post_init__(self) -> None:
+        self.kind = parse_kind(ResultKind, self.kind, "TaskResult.kind")   # a kind given as its string
+
     @property
     def ok(self) -> bool:
-        return self.kind == "ok"
+        return self.kind is ResultKind.OK
 
 
 @dataclass(frozen=True)
@@ -155,14 +189,14 @@ class TaskQueue:
         if attempts < max_attempts:
             self.put_back(task, attempts)
             return None
-        return TaskResult(task.key, "lost", None, f"{why} (attempt {attempts} of {max_attempts})",
+        return TaskResult(task.key, ResultKind.LOST, None, f"{why} (attempt {attempts} of {max_attempts})",
                           attempts, "")
 
 
 class Pool(ABC):
     """N workers built from one :class:`WorkerSpec`; see the module docstring."""
 
-    backend: str = ""
+    backend: Backend
 
     def __init__(self, spec: WorkerSpec, workers: int, max_attempts: int = 2) -> None:
         if workers < 1:
@@ -175,8 +209,8 @@ class Pool(ABC):
         self.lost_attempts = 0          # attempts lost to dead or overdue workers, over the pool's life
 
     @abstractmethod
-    def run(self, tasks: Iterable[Task],
-            stop: Optional[Callable[[], bool]] = None) -> Iterator[TaskResult]:
+    def run(self, tasks: Iterable[Task[K]],
+            stop: Optional[Callable[[], bool]] = None) -> Generator[TaskResult[K], None, None]:
         """Run ``tasks`` (consumed lazily), yielding one result per task as each finishes.
 
         ``stop()`` is polled between results; once it returns True no new task is started and

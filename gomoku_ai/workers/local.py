@@ -14,9 +14,9 @@ import threading
 import time
 import traceback
 from multiprocessing.connection import wait as mp_wait
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Generator, Iterable, List, Optional, Tuple
 
-from .base import Pool, Task, TaskQueue, TaskResult, WorkerError, WorkerSpec
+from .base import K, Backend, Pool, ResultKind, Task, TaskQueue, TaskResult, WorkerError, WorkerSpec
 
 
 MAX_START_FAILURES = 3     # workers in a row that die or hang before they are ready: give up
@@ -109,7 +109,7 @@ class _Proc:
 class LocalPool(Pool):
     """Worker processes on this machine. ``start_timeout_s``: how long a worker may take to build."""
 
-    backend = "local"
+    backend = Backend.LOCAL
 
     def __init__(self, spec: WorkerSpec, workers: int, max_attempts: int = 2,
                  start_timeout_s: float = 120.0) -> None:
@@ -135,8 +135,8 @@ class LocalPool(Pool):
         return {p.name: p.proc.pid for p in list(self._procs.values()) if p.proc.pid is not None}
 
     # ------------------------------------------------------------------ running
-    def run(self, tasks: Iterable[Task],
-            stop: Optional[Callable[[], bool]] = None) -> Iterator[TaskResult]:
+    def run(self, tasks: Iterable[Task[K]],
+            stop: Optional[Callable[[], bool]] = None) -> Generator[TaskResult[K], None, None]:
         if self._closed:
             raise WorkerError("the pool is closed")
         queue = TaskQueue(tasks)
@@ -197,7 +197,7 @@ class LocalPool(Pool):
                                 _, task, attempts = p.job
                                 p.job = None
                                 p.deadline = None
-                                yield TaskResult(task.key, "ok" if kind == "ok" else "error",
+                                yield TaskResult(task.key, ResultKind.OK if kind == "ok" else ResultKind.ERROR,
                                                  value if kind == "ok" else None,
                                                  None if kind == "ok" else value, attempts, p.name)
                                 if stopping():

@@ -13,7 +13,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Generic, Optional, Tuple, TypeVar, Union
 
 from .base import resolve
 
@@ -64,20 +64,24 @@ class ModelRef:
         return base
 
 
-class ModelCache:
+#: what a :class:`ModelCache` keeps (an evaluator, a network)
+V = TypeVar("V")
+
+
+class ModelCache(Generic[V]):
     """In a worker: the evaluator of the newest model version it was given, loaded once.
 
     ``make(base_path) -> evaluator`` builds the evaluator from a model's files on disk.
     """
 
-    def __init__(self, make: Any) -> None:
+    def __init__(self, make: Callable[[Path], V]) -> None:
         self.make = make
         self.version: Optional[str] = None
-        self.value: Any = None
+        self.value: Optional[V] = None
         self.loads = 0
         self._dir: Optional[str] = None
 
-    def get(self, ref: Any) -> Tuple[str, Any]:
+    def get(self, ref: Any) -> Tuple[str, V]:
         """``(version, evaluator)`` for a :class:`ModelRef` (or a :class:`~.base.Shared` one).
         A plain path string is loaded from that path (shared-disk use), keyed by its version."""
         ref = resolve(ref)
@@ -86,14 +90,18 @@ class ModelCache:
             if version != self.version:
                 self._cleanup()              # a copy of an earlier ModelRef is no longer needed
                 self._set(version, self.make(_base(ref)))
-            return self.version, self.value  # type: ignore[return-value]
+            return self._current()
         if ref.version != self.version:
             self._cleanup()
             self._dir = tempfile.mkdtemp(prefix="gomoku-model-")
             self._set(ref.version, self.make(ref.write(self._dir)))
-        return self.version, self.value  # type: ignore[return-value]
+        return self._current()
 
-    def _set(self, version: str, value: Any) -> None:
+    def _current(self) -> Tuple[str, V]:
+        assert self.version is not None and self.value is not None   # get() has just set them
+        return self.version, self.value
+
+    def _set(self, version: str, value: V) -> None:
         self.version, self.value = version, value
         self.loads += 1
 

@@ -17,9 +17,9 @@ import contextlib
 import os
 import sys
 import time
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Generator, Iterable, Iterator, List, Optional, Tuple
 
-from .base import Pool, Shared, Task, TaskQueue, TaskResult, WorkerError, WorkerSpec
+from .base import K, Backend, Pool, ResultKind, Shared, Task, TaskQueue, TaskResult, WorkerError, WorkerSpec
 
 MAX_START_FAILURES = 3     # replacement actors in a row that cannot start: give up
 RESULT_FETCH_S = 300.0     # fetching a finished task's result from its node; past it, or when the
@@ -186,7 +186,7 @@ class RayPool(Pool):
     is not installed on every machine).
     """
 
-    backend = "ray"
+    backend = Backend.RAY
 
     def __init__(self, spec: WorkerSpec, workers: int, address: Optional[str] = None,
                  max_attempts: int = 2, start_timeout_s: float = 120.0,
@@ -273,8 +273,8 @@ class RayPool(Pool):
         return d
 
     # ------------------------------------------------------------------ running
-    def run(self, tasks: Iterable[Task],
-            stop: Optional[Callable[[], bool]] = None) -> Iterator[TaskResult]:
+    def run(self, tasks: Iterable[Task[K]],
+            stop: Optional[Callable[[], bool]] = None) -> Generator[TaskResult[K], None, None]:
         if self._closed:
             raise WorkerError("the pool is closed")
         ray = self._ray
@@ -359,14 +359,14 @@ class RayPool(Pool):
                         value = ray.get(ref, timeout=RESULT_FETCH_S)
                     except ray.exceptions.RayTaskError as e:
                         a.job, a.ref = None, None
-                        yield TaskResult(task.key, "error", None, str(e), attempts, a.name)
+                        yield TaskResult(task.key, ResultKind.ERROR, None, str(e), attempts, a.name)
                     except ray.exceptions.RayError as e:
                         r = lose(a, f"died ({type(e).__name__})")
                         if r is not None:
                             yield r
                     else:
                         a.job, a.ref = None, None    # the result is not pinned in the store
-                        yield TaskResult(task.key, "ok", value, None, attempts, a.name)
+                        yield TaskResult(task.key, ResultKind.OK, value, None, attempts, a.name)
                     if stop is not None and stop():
                         return
                 now = time.monotonic()
