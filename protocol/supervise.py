@@ -220,7 +220,7 @@ class SearchSupervisor:
         if ans is None:
             self._writer.write_lines([L.format_error("no legal move")])
             return
-        out = []
+        out: List[str] = []
         if nbest is not None:
             out.extend(L.format_message(t) for t in nbest_messages(b, ans, nbest, blocked))
         if self._game.settings.show_detail:
