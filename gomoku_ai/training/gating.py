@@ -442,18 +442,20 @@ def _sequential_records(p_cand: Any, p_best: Any, gcfg: GameConfig, cfg: GateCon
         yield rec
 
 
-def _take_pairs(records: Iterator[Dict[str, Any]], tally: _Tally, sprt: bool,
-                log: Optional[Callable[[Dict[str, Any]], None]]) -> Optional[str]:
-    """The pair loop: add ``records`` to ``tally`` in order (logging each) until the SPRT decides
-    (when ``sprt``) or the records run out; the SPRT's decision if it stopped the loop."""
+def _take_pairs(records: Iterator[Dict[str, Any]], cfg: GateConfig,
+                log: Optional[Callable[[Dict[str, Any]], None]]) -> Tuple[_Tally, Optional[str]]:
+    """The pair loop: tally ``records`` in order (logging each) until the SPRT decides (when
+    ``cfg.sprt``) or the records run out. Returns the tally and the SPRT's decision if it stopped
+    the loop (else None)."""
+    tally = _Tally(cfg)
     for rec in records:
         tally.add(rec)
         if log is not None:
             log({"pair": int(rec["pair"]), "penta": list(tally.penta),
                  "llr": None if tally.res is None else round(tally.res.llr, 4)})
-        if sprt and tally.decision is not None:
-            return tally.decision
-    return None
+        if cfg.sprt and tally.decision is not None:
+            return tally, tally.decision
+    return tally, None
 
 
 def _gate_result(tally: _Tally, cfg: GateConfig, decision: Optional[str], *, reused: bool,
@@ -558,9 +560,8 @@ def run_gate(candidate: Any, best: Any, *, board: Optional[Board] = None,
     where: Dict[str, Any] = {"backend": "in-process", "workers": 0}
     own_pool = False
     todo = [i for i in range(max_pairs) if i not in done]
-    records: Iterator[Dict[str, Any]]
     if pooled and not todo:     # every pair is in the journal: nothing to start
-        records = (done[i] for i in range(max_pairs))
+        records: Iterator[Dict[str, Any]] = (done[i] for i in range(max_pairs))
         info["lost"], info["discarded"] = [], 0
     elif pooled:
         if pool is None:
@@ -571,12 +572,10 @@ def run_gate(candidate: Any, best: Any, *, board: Optional[Board] = None,
         records = _pool_records(pool, candidate, best, board, cfg, ops, todo, done, max_pairs,
                                 jpath, info, log)
     else:
-        gcfg = gate_game_config(board, cfg.max_plies)
-        records = _sequential_records(p_cand, p_best, gcfg, cfg, ops, done, max_pairs, jpath,
-                                      versions)
-    tally = _Tally(cfg)
+        records = _sequential_records(p_cand, p_best, gate_game_config(board, cfg.max_plies),
+                                      cfg, ops, done, max_pairs, jpath, versions)
     try:
-        decision = _take_pairs(records, tally, cfg.sprt, log)
+        tally, decision = _take_pairs(records, cfg, log)
     finally:
         records.close()
         if own_pool and pool is not None:
