@@ -120,12 +120,12 @@ class SearchTree:
     """The node store of a search: the root, its position key for reuse, the node count, and how
     nodes are made (the fives at creation; the children, priors and value at expansion).
 
-    ``on_root(node, reused)`` is called once per search as soon as the root has priors (see
-    :meth:`MCTS.prepare_root`). ``cfg`` and ``rng`` are shared with the owning :class:`MCTS`.
+    :meth:`attach` and :meth:`expand` say when the root has just got priors, so that the owner
+    can run its :meth:`MCTS.prepare_root` hook. ``cfg`` and ``rng`` are shared with the owning
+    :class:`MCTS` (the tree holds no reference back to it).
     """
 
-    def __init__(self, cfg: MCTSConfig, rng: np.random.Generator,
-                 on_root: Callable[[Node, bool], None]) -> None:
+    def __init__(self, cfg: MCTSConfig, rng: np.random.Generator) -> None:
         self.cfg = cfg
         self.rng = rng
         self.root: Optional[Node] = None
@@ -133,7 +133,6 @@ class SearchTree:
         self.n_nodes = 0
         self.board: Optional[Board] = None      # the board being searched (played forward/back)
         self.restrict: Optional[Set[int]] = None  # allowed root children, None: all
-        self._on_root = on_root
         self._near_root: np.ndarray = np.zeros((0, 0), bool)
         self._root_len = 0
 
@@ -144,9 +143,10 @@ class SearchTree:
         self.n_nodes = 0
 
     # ------------------------------------------------------------------ tree reuse
-    def attach(self, board: Board, restrict: Optional[Set[int]]) -> None:
+    def attach(self, board: Board, restrict: Optional[Set[int]]) -> bool:
         """Point the search at ``board``: keep the subtree of the moves played since, if any.
-        ``restrict``: the root's children are limited to these moves (None: no limit)."""
+        ``restrict``: the root's children are limited to these moves (None: no limit).
+        True when the root is a kept subtree that already has priors."""
         self.restrict = restrict
         self.board = board
         self._root_len = len(board.moves)
@@ -166,8 +166,7 @@ class SearchTree:
             self.n_nodes = self.count(node)
         self.root = node
         self.key = key_prefix + (moves, board.side_to_move)
-        if reused and node.expanded:
-            self._on_root(node, True)
+        return reused and node.expanded
 
     def _kept_subtree(self, key_prefix: Tuple[Any, ...], moves: Tuple[int, ...],
                       side_to_move: int) -> Optional[Node]:
@@ -248,9 +247,10 @@ class SearchTree:
             cands = kept or cands
         node.moves = np.asarray(cands, np.int32)
 
-    def expand(self, node: Node, logits: np.ndarray, value: float, is_root: bool) -> None:
+    def expand(self, node: Node, logits: np.ndarray, value: float, is_root: bool) -> bool:
         """Attach priors (softmax of ``logits`` over the chosen children) and the leaf value
-        (side to move's view); a node without children is a proven loss or a draw."""
+        (side to move's view); a node without children is a proven loss or a draw. True when
+        ``node`` is the root (``is_root``) and got priors."""
         cands = node.moves
         k = len(cands)
         node.value = value
@@ -260,7 +260,7 @@ class SearchTree:
             if node.proven == 0:
                 node.terminal = 0.0   # no legal move left for this side: a draw
             node.moves = _EMPTY_MOVES
-            return
+            return False
         moves = cands
         lg = logits[moves].astype(np.float64)
         lg -= lg.max()
@@ -278,8 +278,7 @@ class SearchTree:
         node.Q = np.full(k, fpu)
         node.PU = p.copy()
         node.children = [None] * k
-        if is_root and node is self.root:
-            self._on_root(node, False)
+        return is_root and node is self.root
 
 
 def _init_threats(child: Node, parent: Node, m: int, board: Board) -> None:
@@ -394,8 +393,7 @@ class MCTS:
     def __init__(self, evaluator: Evaluator, config: Optional[MCTSConfig] = None,
                  seed: int = 0) -> None:
         self.evaluator = evaluator
-        self.tree = SearchTree(config or MCTSConfig(), np.random.default_rng(seed),
-                               self._root_ready)
+        self.tree = SearchTree(config or MCTSConfig(), np.random.default_rng(seed))
         self._pool: Optional[ThreadPoolExecutor] = None
         self._inflight: Optional[Tuple[List[_Leaf], Future[_Evaluated]]] = None
 
@@ -455,9 +453,11 @@ class MCTS:
             self.reset()
         t0 = time.perf_counter()
         stats = SearchStats()
-        self.tree.attach(board, None if restrict is None else set(int(m) for m in restrict))
+        kept = self.tree.attach(board, None if restrict is None else set(int(m) for m in restrict))
         root = self.root
         assert root is not None
+        if kept:
+            self.prepare_root(root, reused=True)
         cfg = self.cfg
         batch = max(1, int(self.evaluator.batch_size))
         next_progress = t0 + progress_every_s
@@ -507,9 +507,6 @@ class MCTS:
         subtree becomes the root (``reused=True``) or right after a fresh root is expanded
         (``reused=False``). The base class does nothing; self-play adds Dirichlet noise here
         (:class:`gomoku_ai.training.selfplay.SelfPlayMCTS`). May change ``node.P``/``node.PU``."""
-
-    def _root_ready(self, node: Node, reused: bool) -> None:
-        self.prepare_root(node, reused)
 
     # ------------------------------------------------------------------ results
     def best_move(self) -> int:
@@ -641,7 +638,8 @@ class MCTS:
         fpu = tree.cfg.fpu_reduction
         for k, (path, leaf, _) in enumerate(pending):
             v = float(values[k])
-            tree.expand(leaf, logits[k], v, is_root=not path)
+            if tree.expand(leaf, logits[k], v, is_root=not path):
+                self.prepare_root(leaf, reused=False)
             if leaf.proven:
                 v = float(leaf.proven)
             elif leaf.terminal is not None:
