@@ -149,11 +149,8 @@ def one_of(obj: object, name: str, choices: Iterable[object]) -> None:
 
 
 def check_mcts_config(cfg: object) -> None:
-    """The checks of :class:`gomoku_ai.mcts.MCTSConfig` (``c_puct`` > 0, ``radius`` >= 1, ...).
-
-    They live here, not in ``MCTSConfig.__post_init__``, only for this round of the redesign (mcts.py has
-    another owner): :class:`gomoku_ai.player.Player` and :class:`gomoku_ai.training.selfplay.SelfPlayConfig`
-    call them; once ``MCTSConfig.__post_init__`` calls this, every config is checked where it is made."""
+    """The checks of :class:`gomoku_ai.mcts.MCTSConfig` (``c_puct`` > 0, ``radius`` >= 1, ...), run by its
+    ``__post_init__``."""
     positive(cfg, "c_puct")
     finite(cfg, "fpu_reduction", "fpu_reduction_root")
     at_least(cfg, 1, "radius", "max_nodes", "check_every")

@@ -24,6 +24,12 @@ move makes the parent a proven win; a node all of whose children are proven wins
 is a proven loss. A proven root stops the search. Children are the empty squares within
 ``radius`` (Chebyshev distance, default 2) of a stone; every move that makes or blocks a four lies
 there, which is what makes the loss proofs sound in practice.
+
+Layout: :class:`Node` (one position's children statistics); :class:`SearchTree`, the node store
+(root, reuse between searches, node creation and expansion); :func:`_descend` and :func:`_backup`,
+selection with virtual loss and the backup of values and proofs (the innermost loop, kept as two
+plain functions); :class:`MCTS`, the search driver (limits, batches, the optional evaluation thread)
+and the results (best move, visits, value, principal variation).
 """
 from __future__ import annotations
 
@@ -32,14 +38,14 @@ import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
-from . import movegen, tactics
+from . import checks, movegen, tactics
 from .board import Board
 from .evaluator import Evaluator
-from .rules import BLACK, EMPTY, Rule
+from .rules import BLACK, EMPTY, WALL, Rule, opponent
 
 WIN_Q = 10.0  # Q of a proven winning child (dominates any exploration bonus)
 LOSS_Q = -10.0
@@ -103,32 +109,335 @@ class MCTSConfig:
                                       # gathered (needs evaluator batches > 1; opt-in: slower with
                                       # the shipped 4x32 network, benchmarks/bench_pipeline.py)
 
+    def __post_init__(self) -> None:
+        checks.check_mcts_config(self)   # ConfigError (a ValueError) naming the field
 
+
+_Path = List[Tuple[Node, int]]            # (node, child index) from the root down
+_Leaf = Tuple[_Path, Node, Any]           # a leaf to evaluate: its path, node, prepared input
+_Evaluated = Tuple[np.ndarray, np.ndarray, float]   # logits, values, seconds in the evaluator
+
+
+# ============================================================================ the node store
+class SearchTree:
+    """The node store of a search: the root, its position key for reuse, the node count, and how
+    nodes are made (the fives at creation; the children, priors and value at expansion).
+
+    :meth:`attach` and :meth:`expand` say when the root has just got priors, so that the owner
+    can run its :meth:`MCTS.prepare_root` hook. ``cfg`` and ``rng`` are shared with the owning
+    :class:`MCTS` (the tree holds no reference back to it).
+    """
+
+    def __init__(self, cfg: MCTSConfig, rng: np.random.Generator) -> None:
+        self.cfg = cfg
+        self.rng = rng
+        self.root: Optional[Node] = None
+        self.key: Tuple[Any, ...] = ()    # (width, height, rule, walls, moves, side to move)
+        self.n_nodes = 0
+        self.board: Optional[Board] = None      # the board being searched (played forward/back)
+        self.restrict: Optional[Set[int]] = None  # allowed root children, None: all
+        self._near_root: np.ndarray = np.zeros((0, 0), bool)
+        self._root_len = 0
+
+    def reset(self) -> None:
+        """Forget the tree."""
+        self.root = None
+        self.key = ()
+        self.n_nodes = 0
+
+    # ------------------------------------------------------------------ tree reuse
+    def attach(self, board: Board, restrict: Optional[Set[int]]) -> bool:
+        """Point the search at ``board``: keep the subtree of the moves played since, if any.
+        ``restrict``: the root's children are limited to these moves (None: no limit).
+        True when the root is a kept subtree that already has priors."""
+        self.restrict = restrict
+        self.board = board
+        self._root_len = len(board.moves)
+        self._near_root = movegen.near_mask(board, self.cfg.radius)
+
+        walls = tuple(sorted(int(m) for m in np.flatnonzero(board.cells.reshape(-1) == WALL)))
+        key_prefix = (board.width, board.height, board.rule, walls)
+        moves = tuple(board.moves)
+        node = self._kept_subtree(key_prefix, moves, board.side_to_move)
+        if node is None or node.terminal is not None:
+            reused = False
+            self.n_nodes = 1
+            node = Node()
+            self.init_root_threats(node, board)
+        else:
+            reused = True
+            self.n_nodes = self.count(node)
+        self.root = node
+        self.key = key_prefix + (moves, board.side_to_move)
+        return reused and node.expanded
+
+    def _kept_subtree(self, key_prefix: Tuple[Any, ...], moves: Tuple[int, ...],
+                      side_to_move: int) -> Optional[Node]:
+        """The node of the current tree at the position reached by ``moves``, when the board
+        (``key_prefix``) is the same and ``moves`` extend the current root's; else None."""
+        if self.root is None or self.key[:4] != key_prefix:
+            return None
+        old: Tuple[int, ...] = self.key[4]
+        old_side: int = self.key[5]
+        expected_side = old_side if (len(moves) - len(old)) % 2 == 0 else opponent(old_side)
+        if moves[:len(old)] != old or side_to_move != expected_side:
+            return None
+        node: Optional[Node] = self.root
+        for m in moves[len(old):]:
+            if node is None or not node.expanded:
+                return None
+            hit = np.flatnonzero(node.moves == m)
+            node = node.children[int(hit[0])] if len(hit) else None
+        return node
+
+    @staticmethod
+    def count(node: Node) -> int:
+        """Number of nodes in the subtree of ``node`` (itself included)."""
+        total, stack = 0, [node]
+        while stack:
+            nd = stack.pop()
+            total += 1
+            stack.extend(c for c in nd.children if c is not None)
+        return total
+
+    # ------------------------------------------------------------------ node creation
+    def init_root_threats(self, node: Node, board: Board) -> None:
+        """Fives for both sides at the root, by a scan of the squares near stones."""
+        if board.winner is not None:
+            # the side that just moved has won: the side to move has lost
+            node.terminal = -1.0
+            return
+        me = board.side_to_move
+        opp = opponent(me)
+        cands = self.candidates_all(board)
+        node.my_fives = [m for m in cands if board.makes_five(m, me)]
+        node.opp_fives = [m for m in cands if board.makes_five(m, opp)]
+        if node.my_fives:
+            node.proven = 1
+            node.win_move = node.my_fives[0]
+        elif board.is_full():
+            node.terminal = 0.0
+
+    def candidates_all(self, board: Board) -> List[int]:
+        """Empty squares within ``radius`` of a stone: the root's mask plus the moves since."""
+        near = self._near_root.copy()
+        r = self.cfg.radius
+        w = board.width
+        for m in board.moves[self._root_len:]:
+            x, y = m % w, m // w
+            near[max(0, y - r):y + r + 1, max(0, x - r):x + r + 1] = True
+        return np.flatnonzero(near & (board.cells == EMPTY)).tolist()
+
+    # ------------------------------------------------------------------ expansion
+    def set_candidates(self, node: Node, board: Board) -> None:
+        """Choose the children of ``node``; ``board`` must be at the node's position."""
+        cands: List[int]
+        if node.opp_fives:
+            cands = sorted(set(node.opp_fives))
+        elif board.moves:
+            cands = (_three_replies(board) if self.cfg.three_replies else None) \
+                or self.candidates_all(board)
+        else:
+            h, w = board.height, board.width
+            cx, cy = w // 2, h // 2
+            cands = [y * w + x for y in range(max(0, cy - 2), min(h, cy + 3))
+                     for x in range(max(0, cx - 2), min(w, cx + 3)) if board.is_empty(y * w + x)]
+            if not cands:
+                cands = board.empty_squares()
+        cands = movegen.without_forbidden(board, cands)
+        if self.restrict is not None and node is self.root:
+            kept = [m for m in cands if m in self.restrict]
+            cands = kept or cands
+        node.moves = np.asarray(cands, np.int32)
+
+    def expand(self, node: Node, logits: np.ndarray, value: float, is_root: bool) -> bool:
+        """Attach priors (softmax of ``logits`` over the chosen children) and the leaf value
+        (side to move's view); a node without children is a proven loss or a draw. True when
+        ``node`` is the root (``is_root``) and got priors."""
+        cands = node.moves
+        k = len(cands)
+        node.value = value
+        node.expanded = True
+        if k == 0:
+            node.proven = -1 if node.opp_fives else 0
+            if node.proven == 0:
+                node.terminal = 0.0   # no legal move left for this side: a draw
+            node.moves = _EMPTY_MOVES
+            return False
+        moves = cands
+        lg = logits[moves].astype(np.float64)
+        lg -= lg.max()
+        p = np.exp(lg)
+        p /= p.sum()
+        if is_root and self.cfg.dirichlet_alpha > 0 and k > 1:
+            noise = self.rng.dirichlet([self.cfg.dirichlet_alpha] * k)
+            f = self.cfg.noise_fraction
+            p = (1 - f) * p + f * noise
+        node.moves = moves
+        node.P = p
+        node.N = np.zeros(k)
+        node.W = np.zeros(k)
+        fpu = value - (self.cfg.fpu_reduction_root if is_root else self.cfg.fpu_reduction)
+        node.Q = np.full(k, fpu)
+        node.PU = p.copy()
+        node.children = [None] * k
+        return is_root and node is self.root
+
+
+def _init_threats(child: Node, parent: Node, m: int, board: Board) -> None:
+    """Fives at ``child`` (reached by move ``m``; ``board`` at the child's position) derived from
+    ``parent`` plus the lines of ``m``."""
+    me = board.side_to_move            # side to move at the child
+    child.my_fives = [s for s in parent.opp_fives if s != m and board.makes_five(s, me)]
+    if child.my_fives:
+        child.proven = 1
+        child.win_move = child.my_fives[0]
+        return
+    opp = opponent(me)
+    child.opp_fives = _new_fives(board, m, opp) + \
+        [s for s in parent.my_fives if s != m and board.makes_five(s, opp)]
+    if board.is_full():
+        child.terminal = 0.0
+
+
+# ============================================================================ selection and backup
+def _descend(tree: SearchTree, board: Board, stats: SearchStats
+             ) -> Tuple[_Path, Optional[Node], Optional[float]]:
+    """Select from ``tree``'s root down to a leaf, pushing the moves on ``board`` and adding
+    virtual loss; a new child is created (and kept while the tree is under ``max_nodes``).
+
+    Returns (path, leaf, value): value is set for terminal/proven leaves (backed up at once);
+    leaf is a new node to evaluate; (path, None, None) signals a collision.
+    """
+    node = tree.root
+    assert node is not None, "attach() first"
+    path: _Path = []
+    cfg = tree.cfg
+    vl = cfg.virtual_loss
+    c = cfg.c_puct
+    while True:
+        if node.terminal is not None:
+            return path, node, node.terminal
+        if node.proven:
+            return path, node, float(node.proven)
+        if not node.expanded:
+            # an unexpanded node below the root is a leaf pending in this batch: a collision
+            return (path, None, None) if path else (path, node, None)
+        i = select_child(node, c)
+        # virtual loss: count the visit now, as a loss for the mover
+        N, W = node.N, node.W
+        N[i] += vl
+        W[i] -= vl
+        if node.Q[i] > LOSS_Q and node.Q[i] < WIN_Q:
+            node.Q[i] = W[i] / N[i]
+        node.PU[i] = node.P[i] / (1.0 + N[i])
+        path.append((node, i))
+        m = int(node.moves[i])
+        board.push(m)
+        if len(path) > stats.max_depth:
+            stats.max_depth = len(path)
+        child = node.children[i]
+        if child is None:
+            child = Node()
+            _init_threats(child, node, m, board)
+            stats.new_nodes += 1
+            if tree.n_nodes < cfg.max_nodes:
+                node.children[i] = child
+                tree.n_nodes += 1
+            if child.terminal is not None:
+                return path, child, child.terminal
+            if child.proven:
+                return path, child, float(child.proven)
+            return path, child, None
+        node = child
+
+
+def _backup(path: _Path, value: Optional[float], vl: float, fpu_reduction: float) -> None:
+    """Undo virtual loss ``vl`` along ``path`` and add ``value`` (leaf side-to-move's view);
+    ``value`` None only reverts. Propagates proven results; an edge left without visits gets
+    back its first-play-urgency value (node value - ``fpu_reduction``)."""
+    v = value
+    for node, i in reversed(path):
+        N, W = node.N, node.W
+        if vl:
+            N[i] -= vl
+            W[i] += vl
+        if v is not None:
+            v = -v
+            N[i] += 1.0
+            W[i] += v
+            node.n += 1
+        child = node.children[i]
+        if child is not None and child.proven and node.Q[i] > LOSS_Q and node.Q[i] < WIN_Q:
+            if child.proven == -1:
+                node.Q[i] = WIN_Q
+                if node.proven == 0:
+                    node.proven = 1
+                    node.win_move = int(node.moves[i])
+            else:
+                node.Q[i] = LOSS_Q
+                node.n_lost += 1
+                if node.n_lost == len(node.moves) and node.proven == 0:
+                    node.proven = -1
+        elif node.Q[i] > LOSS_Q and node.Q[i] < WIN_Q:
+            node.Q[i] = W[i] / N[i] if N[i] > 0 else node.value - fpu_reduction
+        node.PU[i] = node.P[i] / (1.0 + N[i])
+
+
+# ============================================================================ the search
 class MCTS:
-    """A search tree over one game; reuse it between moves with :meth:`search` on later positions."""
+    """A search tree over one game; reuse it between moves with :meth:`search` on later positions.
+
+    The driver: :meth:`search` runs batches of simulations (gather leaves with
+    :func:`_descend`, evaluate them, expand and :func:`_backup`), optionally pipelined with a
+    second thread; the tree itself is a :class:`SearchTree` (:attr:`tree`).
+    """
 
     def __init__(self, evaluator: Evaluator, config: Optional[MCTSConfig] = None,
                  seed: int = 0) -> None:
         self.evaluator = evaluator
-        self.cfg = config or MCTSConfig()
-        self.rng = np.random.default_rng(seed)
-        self.root: Optional[Node] = None
-        self.root_key: Tuple = ()
-        self.n_nodes = 0
-        self._board: Optional[Board] = None
-        self._near_root: Optional[np.ndarray] = None
-        self._root_len = 0
-        self._restrict: Optional[set] = None
+        self.tree = SearchTree(config or MCTSConfig(), np.random.default_rng(seed))
         self._pool: Optional[ThreadPoolExecutor] = None
-        self._inflight: Optional[Tuple[List[Tuple[List[Tuple[Node, int]], Node, object]],
-                                       "Future[Tuple[np.ndarray, np.ndarray, float]]"]] = None
+        self._inflight: Optional[Tuple[List[_Leaf], Future[_Evaluated]]] = None
+
+    # ------------------------------------------------------------------ state
+    @property
+    def cfg(self) -> MCTSConfig:
+        """The search parameters (shared with the tree; may be changed between searches)."""
+        return self.tree.cfg
+
+    @cfg.setter
+    def cfg(self, value: MCTSConfig) -> None:
+        self.tree.cfg = value
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """The random generator of the root noise and of :meth:`sample_move`."""
+        return self.tree.rng
+
+    @rng.setter
+    def rng(self, value: np.random.Generator) -> None:
+        self.tree.rng = value
+
+    @property
+    def root(self) -> Optional[Node]:
+        """The root node (None before the first search and after :meth:`reset`)."""
+        return self.tree.root
+
+    @property
+    def root_key(self) -> Tuple[Any, ...]:
+        """The root's position: (width, height, rule, walls, moves, side to move)."""
+        return self.tree.key
+
+    @property
+    def n_nodes(self) -> int:
+        """Nodes kept in the tree."""
+        return self.tree.n_nodes
 
     # ------------------------------------------------------------------ public
     def reset(self) -> None:
         """Forget the tree."""
-        self.root = None
-        self.root_key = ()
-        self.n_nodes = 0
+        self.tree.reset()
 
     def search(self, board: Board, visits: Optional[int] = None,
                deadline: Optional[float] = None, stop: Optional[threading.Event] = None,
@@ -145,12 +454,13 @@ class MCTS:
         """
         if restrict is not None:
             self.reset()
-        self._restrict = None if restrict is None else set(int(m) for m in restrict)
         t0 = time.perf_counter()
         stats = SearchStats()
-        self._attach(board)
+        kept = self.tree.attach(board, None if restrict is None else set(int(m) for m in restrict))
         root = self.root
         assert root is not None
+        if kept:
+            self.prepare_root(root, reused=True)
         cfg = self.cfg
         batch = max(1, int(self.evaluator.batch_size))
         next_progress = t0 + progress_every_s
@@ -189,6 +499,19 @@ class MCTS:
             progress(self, stats)
         return stats
 
+    def close(self) -> None:
+        """Stop the evaluation thread of a pipelined search (started on first use)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+
+    def prepare_root(self, node: Node, reused: bool) -> None:
+        """Extension point, called once per search as soon as the root has priors: when a kept
+        subtree becomes the root (``reused=True``) or right after a fresh root is expanded
+        (``reused=False``). The base class does nothing; self-play adds Dirichlet noise here
+        (:class:`gomoku_ai.training.selfplay.SelfPlayMCTS`). May change ``node.P``/``node.PU``."""
+
+    # ------------------------------------------------------------------ results
     def best_move(self) -> int:
         """The move to play: a proven win, else the most visited child (ties: higher Q)."""
         root = self.root
@@ -270,58 +593,10 @@ class MCTS:
         return [(int(root.moves[i]), int(root.N[i]), float(np.clip(root.Q[i], -1, 1)),
                  float(root.P[i])) for i in order]
 
-    # ------------------------------------------------------------------ tree reuse
-    def _attach(self, board: Board) -> None:
-        """Point the search at ``board``: keep the subtree of the moves played since, if any."""
-        self._board = board
-        self._root_len = len(board.moves)
-        self._near_root = movegen.near_mask(board, self.cfg.radius)
-
-        walls = tuple(sorted(int(m) for m in np.flatnonzero(board.cells.reshape(-1) == 3)))
-        key_prefix = (board.width, board.height, board.rule, walls)
-        moves = tuple(board.moves)
-        node = None
-        if self.root is not None and self.root_key[:4] == key_prefix:
-            old = self.root_key[4]
-            if moves[:len(old)] == old and board.side_to_move == self.root_key[5] ^ \
-                    ((len(moves) - len(old)) & 1) * 3:
-                node = self.root
-                for m in moves[len(old):]:
-                    if node is None or not node.expanded:
-                        node = None
-                        break
-                    hit = np.flatnonzero(node.moves == m)
-                    node = node.children[int(hit[0])] if len(hit) else None
-        reused = not (node is None or node.terminal is not None)
-        if not reused:
-            self.n_nodes = 1
-            node = Node()
-            self._init_root_threats(node, board)
-        else:
-            self.n_nodes = self._count(node)
-        self.root = node
-        self.root_key = key_prefix + (moves, board.side_to_move)
-        if reused and node.expanded:
-            self.prepare_root(node, reused=True)
-
-    def prepare_root(self, node: Node, reused: bool) -> None:
-        """Extension point, called once per search as soon as the root has priors: when a kept
-        subtree becomes the root (``reused=True``) or right after a fresh root is expanded
-        (``reused=False``). The base class does nothing; self-play adds Dirichlet noise here
-        (:class:`gomoku_ai.training.selfplay.SelfPlayMCTS`). May change ``node.P``/``node.PU``."""
-
-    def _count(self, node: Node) -> int:
-        total, stack = 0, [node]
-        while stack:
-            nd = stack.pop()
-            total += 1
-            stack.extend(c for c in nd.children if c is not None)
-        return total
-
-    # ------------------------------------------------------------------ simulations
+    # ------------------------------------------------------------------ batches
     def _run_batch(self, want: int, stats: SearchStats) -> None:
         """Gather up to ``want`` leaves, evaluate them in one call, expand and back them up."""
-        board = self._board
+        board = self.tree.board
         assert board is not None
         pending = self._gather(want, stats)
         if not pending:
@@ -330,49 +605,53 @@ class MCTS:
                                                   (board.height, board.width))
         self._finish(pending, logits, values, el, stats)
 
-    def _gather(self, want: int, stats: SearchStats
-                ) -> List[Tuple[List[Tuple[Node, int]], Node, object]]:
+    def _gather(self, want: int, stats: SearchStats) -> List[_Leaf]:
         """Descend ``want`` times (virtual loss on each path); terminal and proven leaves are
         backed up at once, the others returned for evaluation (their paths keep the virtual loss)."""
-        board = self._board
+        tree = self.tree
+        board = tree.board
         assert board is not None
-        pending: List[Tuple[List[Tuple[Node, int]], Node, object]] = []
-        vl = self.cfg.virtual_loss
+        pending: List[_Leaf] = []
+        vl = tree.cfg.virtual_loss
+        fpu = tree.cfg.fpu_reduction
         for _ in range(want):
-            path, leaf, value = self._descend(board, stats)
+            path, leaf, value = _descend(tree, board, stats)
             if leaf is not None and value is None:
-                self._set_candidates(leaf, board)
+                tree.set_candidates(leaf, board)
                 pending.append((path, leaf, self.evaluator.prepare(board)))
             for _ in range(len(path)):
                 board.pop()
             if value is not None:
-                self._backup(path, value, vl)
+                _backup(path, value, vl, fpu)
                 stats.simulations += 1
             elif leaf is None:   # collision with a leaf already pending (this batch or in flight)
-                self._backup(path, None, vl)
+                _backup(path, None, vl, fpu)
                 break
         return pending
 
-    def _finish(self, pending, logits: np.ndarray, values: np.ndarray, eval_s: float,
-                stats: SearchStats) -> None:
+    def _finish(self, pending: List[_Leaf], logits: np.ndarray, values: np.ndarray,
+                eval_s: float, stats: SearchStats) -> None:
         """Count one evaluated batch (``eval_s`` seconds inside the evaluator), expand the leaves
         of ``pending`` and back their values up."""
         stats.eval_s += eval_s
         stats.evaluations += len(pending)
         stats.batches += 1
-        vl = self.cfg.virtual_loss
+        tree = self.tree
+        vl = tree.cfg.virtual_loss
+        fpu = tree.cfg.fpu_reduction
         for k, (path, leaf, _) in enumerate(pending):
             v = float(values[k])
-            self._expand(leaf, logits[k], v, is_root=not path)
+            if tree.expand(leaf, logits[k], v, is_root=not path):
+                self.prepare_root(leaf, reused=False)
             if leaf.proven:
                 v = float(leaf.proven)
             elif leaf.terminal is not None:
                 v = leaf.terminal
-            self._backup(path, v, vl)
+            _backup(path, v, vl, fpu)
             stats.simulations += 1
 
-    def _evaluate_timed(self, items: List[object], shape: Tuple[int, int]
-                        ) -> Tuple[np.ndarray, np.ndarray, float]:
+    def _evaluate_timed(self, items: List[Any], shape: Tuple[int, int]) -> _Evaluated:
+        """The evaluator's (logits, values) for ``items`` and the seconds it took."""
         t = time.perf_counter()
         logits, values = self.evaluator.evaluate(items, shape)
         return logits, values, time.perf_counter() - t
@@ -381,7 +660,7 @@ class MCTS:
         """Gather a batch while the previous one is evaluated in the pool's thread (onnxruntime
         and numpy release the GIL), then finish the previous batch and submit this one. The tree
         is only touched by the calling thread."""
-        board = self._board
+        board = self.tree.board
         assert board is not None
         pending = self._gather(want, stats)
         self._drain(stats)
@@ -402,180 +681,6 @@ class MCTS:
         logits, values, el = fut.result()
         self._finish(pending, logits, values, el, stats)
 
-    def close(self) -> None:
-        """Stop the evaluation thread of a pipelined search (started on first use)."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-            self._pool = None
-
-    def _descend(self, board: Board, stats: SearchStats):
-        """Select down to a leaf, pushing moves and adding virtual loss.
-
-        Returns (path, leaf, value): value is set for terminal/proven leaves (backed up at once);
-        leaf is a new node to evaluate; (path, None, None) signals a collision.
-        """
-        node = self.root
-        path: List[Tuple[Node, int]] = []
-        vl = self.cfg.virtual_loss
-        c = self.cfg.c_puct
-        while True:
-            if node.terminal is not None:
-                return path, node, node.terminal
-            if node.proven:
-                return path, node, float(node.proven)
-            if not node.expanded:
-                # an unexpanded node below the root is a leaf pending in this batch: a collision
-                return (path, None, None) if path else (path, node, None)
-            i = select_child(node, c)
-            # virtual loss: count the visit now, as a loss for the mover
-            N, W = node.N, node.W
-            N[i] += vl
-            W[i] -= vl
-            if node.Q[i] > LOSS_Q and node.Q[i] < WIN_Q:
-                node.Q[i] = W[i] / N[i]
-            node.PU[i] = node.P[i] / (1.0 + N[i])
-            path.append((node, i))
-            m = int(node.moves[i])
-            board.push(m)
-            if len(path) > stats.max_depth:
-                stats.max_depth = len(path)
-            child = node.children[i]
-            if child is None:
-                child = Node()
-                self._init_threats(child, node, m, board)
-                stats.new_nodes += 1
-                if self.n_nodes < self.cfg.max_nodes:
-                    node.children[i] = child
-                    self.n_nodes += 1
-                if child.terminal is not None:
-                    return path, child, child.terminal
-                if child.proven:
-                    return path, child, float(child.proven)
-                return path, child, None
-            node = child
-
-    def _backup(self, path: List[Tuple[Node, int]], value: Optional[float], vl: float) -> None:
-        """Undo virtual loss ``vl`` along ``path`` and add ``value`` (leaf side-to-move's view);
-        ``value`` None only reverts. Propagates proven results."""
-        v = value
-        for node, i in reversed(path):
-            N, W = node.N, node.W
-            if vl:
-                N[i] -= vl
-                W[i] += vl
-            if v is not None:
-                v = -v
-                N[i] += 1.0
-                W[i] += v
-                node.n += 1
-            child = node.children[i]
-            if child is not None and child.proven and node.Q[i] > LOSS_Q and node.Q[i] < WIN_Q:
-                if child.proven == -1:
-                    node.Q[i] = WIN_Q
-                    if node.proven == 0:
-                        node.proven = 1
-                        node.win_move = int(node.moves[i])
-                else:
-                    node.Q[i] = LOSS_Q
-                    node.n_lost += 1
-                    if node.n_lost == len(node.moves) and node.proven == 0:
-                        node.proven = -1
-            elif node.Q[i] > LOSS_Q and node.Q[i] < WIN_Q:
-                node.Q[i] = W[i] / N[i] if N[i] > 0 else node.value - self.cfg.fpu_reduction
-            node.PU[i] = node.P[i] / (1.0 + N[i])
-
-    # ------------------------------------------------------------------ expansion
-    def _init_root_threats(self, node: Node, board: Board) -> None:
-        """Fives for both sides at the root, by a scan of the squares near stones."""
-        if board.winner is not None:
-            # the side that just moved has won: the side to move has lost
-            node.terminal = -1.0
-            return
-        me = board.side_to_move
-        cands = self._candidates_all(board)
-        node.my_fives = [m for m in cands if board.makes_five(m, me)]
-        node.opp_fives = [m for m in cands if board.makes_five(m, 3 - me)]
-        if node.my_fives:
-            node.proven = 1
-            node.win_move = node.my_fives[0]
-        elif board.is_full():
-            node.terminal = 0.0
-
-    def _candidates_all(self, board: Board) -> List[int]:
-        """Empty squares within ``radius`` of a stone: the root's mask plus the moves since."""
-        near = self._near_root.copy()
-        r = self.cfg.radius
-        w = board.width
-        for m in board.moves[self._root_len:]:
-            x, y = m % w, m // w
-            near[max(0, y - r):y + r + 1, max(0, x - r):x + r + 1] = True
-        return np.flatnonzero(near & (board.cells == EMPTY)).tolist()
-
-    def _init_threats(self, child: Node, parent: Node, m: int, board: Board) -> None:
-        """Fives at ``child`` (reached by move ``m``) derived from ``parent`` plus the lines of m."""
-        me = board.side_to_move            # side to move at the child
-        child.my_fives = [s for s in parent.opp_fives if s != m and board.makes_five(s, me)]
-        if child.my_fives:
-            child.proven = 1
-            child.win_move = child.my_fives[0]
-            return
-        child.opp_fives = _new_fives(board, m, 3 - me) + \
-            [s for s in parent.my_fives if s != m and board.makes_five(s, 3 - me)]
-        if board.is_full():
-            child.terminal = 0.0
-
-    def _set_candidates(self, node: Node, board: Board) -> None:
-        """Choose the children of ``node``; ``board`` must be at the node's position."""
-        if node.opp_fives:
-            cands = sorted(set(node.opp_fives))
-        elif board.moves:
-            cands = (_three_replies(board) if self.cfg.three_replies else None) \
-                or self._candidates_all(board)
-        else:
-            h, w = board.height, board.width
-            cx, cy = w // 2, h // 2
-            cands = [y * w + x for y in range(max(0, cy - 2), min(h, cy + 3))
-                     for x in range(max(0, cx - 2), min(w, cx + 3)) if board.is_empty(y * w + x)]
-            if not cands:
-                cands = board.empty_squares()
-        cands = movegen.without_forbidden(board, cands)
-        if self._restrict is not None and node is self.root:
-            kept = [m for m in cands if m in self._restrict]
-            cands = kept or cands
-        node.moves = np.asarray(cands, np.int32)
-
-    def _expand(self, node: Node, logits: np.ndarray, value: float, is_root: bool) -> None:
-        """Attach priors (softmax of ``logits`` over the chosen children) and the leaf value."""
-        cands = node.moves
-        k = len(cands)
-        node.value = value
-        node.expanded = True
-        if k == 0:
-            node.proven = -1 if node.opp_fives else 0
-            if node.proven == 0:
-                node.terminal = 0.0   # no legal move left for this side: a draw
-            node.moves = _EMPTY_MOVES
-            return
-        moves = cands
-        lg = logits[moves].astype(np.float64)
-        lg -= lg.max()
-        p = np.exp(lg)
-        p /= p.sum()
-        if is_root and self.cfg.dirichlet_alpha > 0 and k > 1:
-            noise = self.rng.dirichlet([self.cfg.dirichlet_alpha] * k)
-            f = self.cfg.noise_fraction
-            p = (1 - f) * p + f * noise
-        node.moves = moves
-        node.P = p
-        node.N = np.zeros(k)
-        node.W = np.zeros(k)
-        fpu = value - (self.cfg.fpu_reduction_root if is_root else self.cfg.fpu_reduction)
-        node.Q = np.full(k, fpu)
-        node.PU = p.copy()
-        node.children = [None] * k
-        if is_root and node is self.root:
-            self.prepare_root(node, reused=False)
-
 
 def _three_replies(board: Board) -> Optional[List[int]]:
     """The only moves worth searching when the opponent's last move made an open three: the
@@ -587,7 +692,7 @@ def _three_replies(board: Board) -> Optional[List[int]]:
     if not board.moves or board.rule is Rule.CARO:
         return None
     me = board.side_to_move
-    opp = 3 - me
+    opp = opponent(me)
     if board.rule is Rule.RENJU and opp == BLACK:
         return None
     m = board.moves[-1]
@@ -595,7 +700,7 @@ def _three_replies(board: Board) -> Optional[List[int]]:
         return None
     ctx = tactics._Ctx(board)
     fd = ctx.fd
-    points: set = set()
+    points: Set[int] = set()
     for d in range(4):
         inf = ctx.info(m, d, opp)
         if inf.fpts or not inf.tpts:
@@ -653,10 +758,11 @@ def _new_fives(board: Board, m: int, color: int) -> List[int]:
     return out
 
 
-_inv_cache: dict = {}
+_inv_cache: Dict[Tuple[int, int], Dict[int, int]] = {}
 
 
-def _inverse_pad(board: Board) -> dict:
+def _inverse_pad(board: Board) -> Dict[int, int]:
+    """Square index of each padded-buffer index of ``board`` (cached per board size)."""
     key = (board.width, board.height)
     inv = _inv_cache.get(key)
     if inv is None:

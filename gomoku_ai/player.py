@@ -158,7 +158,6 @@ class Player:
                  reuse_tree: bool = True, use_vct: Optional[bool] = None) -> None:
         self.evaluator = evaluator if evaluator is not None else HeuristicEvaluator()
         self.config = config or MCTSConfig()
-        checks.check_mcts_config(self.config)
         self.seed = seed
         self.use_vcf = use_vcf
         # VCT (threes as well as fours) at the root; default: with the VCF tactics, unless the

@@ -507,6 +507,146 @@ def _condense(games: Sequence[BTGame], n: int) -> Dict[Tuple[int, int], List[flo
     return out
 
 
+def _bt_totals(data: Dict[Tuple[int, int], List[float]], n: int) -> Tuple[np.ndarray, np.ndarray]:
+    """Games played and points scored per player (both colours) in the condensed ``data``."""
+    games_per = np.zeros(n)
+    score_per = np.zeros(n)
+    for (i, j), (s, c) in data.items():
+        games_per[i] += c
+        games_per[j] += c
+        score_per[i] += s
+        score_per[j] += c - s
+    return games_per, score_per
+
+
+def _check_ml_exists(data: Dict[Tuple[int, int], List[float]], n: int, first_move: bool) -> None:
+    """Raise :class:`RatingError` where the plain maximum-likelihood fit (no prior) does not exist.
+
+    Ford's condition: the ML fit exists only if every player both scored against and conceded to
+    the rest in a chain (the "scored something against" graph is strongly connected); and a
+    first-move term needs the first player to have neither won nor lost every game.
+    """
+    beats: Dict[int, set] = {k: set() for k in range(n)}
+    for (i, j), (s, c) in data.items():
+        if s > 1e-12:
+            beats[i].add(j)
+        if c - s > 1e-12:
+            beats[j].add(i)
+    if not _strongly_connected(n, beats):
+        raise RatingError("the maximum-likelihood fit does not exist: some players won (or lost) every "
+                          "game against the rest; use a prior")
+    first = sum(s for s, _ in data.values())
+    total = sum(c for _, c in data.values())
+    if first_move and not (1e-12 < first < total - 1e-12):
+        raise RatingError("the first-move advantage is unbounded: the first player won (or lost) every "
+                          "game; use a prior or no first-move term")
+
+
+def _bt_rows(data: Dict[Tuple[int, int], List[float]], prior: float, games_per: np.ndarray
+             ) -> List[Tuple[int, int, float, float, float]]:
+    """The fit's rows ``(i, j, score of i, count, colour coefficient of A)``: the games, then
+    ``prior`` virtual draws per player spread over the opponents it met (BayesElo's ``AddPrior``)."""
+    rows: List[Tuple[int, int, float, float, float]] = [(i, j, s, c, 1.0) for (i, j), (s, c) in data.items()]
+    if prior > 0:
+        met: Dict[Tuple[int, int], float] = {}
+        for (i, j), (_, c) in data.items():
+            key = (min(i, j), max(i, j))
+            met[key] = met.get(key, 0.0) + c
+        for (a, b), c in met.items():
+            # a's share of its prior goes to b and vice versa; half of each with either colour
+            v = 0.5 * prior * (c / games_per[a] + c / games_per[b])
+            rows.append((a, b, 0.5 * v, v, 0.0))
+    return rows
+
+
+def _bt_design(rows: List[Tuple[int, int, float, float, float]], free: List[int], first_move: bool
+               ) -> np.ndarray:
+    """Design matrix X (rows x params): +1 for i, -1 for j (players of ``free`` only, in order),
+    then the colour coefficient for A when ``first_move``."""
+    I = np.array([r[0] for r in rows])
+    J = np.array([r[1] for r in rows])
+    K = np.array([r[4] for r in rows])
+    npar = len(free) + (1 if first_move else 0)
+    col = {p: c for c, p in enumerate(free)}
+    X = np.zeros((len(rows), npar))
+    for row, (i, j) in enumerate(zip(I, J)):
+        if i in col:
+            X[row, col[i]] += 1.0
+        if j in col:
+            X[row, col[j]] -= 1.0
+    if first_move:
+        X[:, -1] = K
+    return X
+
+
+def _bt_loglik(X: np.ndarray, S: np.ndarray, C: np.ndarray, theta: np.ndarray) -> float:
+    """Log-likelihood of ``theta`` (natural units): sum of s ln p + (c - s) ln(1 - p), p = sigmoid(X theta)."""
+    z = X @ theta
+    return float(np.sum(-S * np.logaddexp(0.0, -z) - (C - S) * np.logaddexp(0.0, z)))
+
+
+def _bt_newton(X: np.ndarray, S: np.ndarray, C: np.ndarray, max_iter: int, tol: float
+               ) -> Tuple[np.ndarray, float, int, bool]:
+    """Newton iterations with a backtracking line search from theta = 0: (theta, log-likelihood,
+    iterations, converged). Stops when the gradient is below ``tol`` or the step vanishes."""
+    npar = X.shape[1]
+    theta = np.zeros(npar)
+    ll = _bt_loglik(X, S, C, theta)
+    converged = False
+    it = 0
+    for it in range(1, max_iter + 1):
+        z = X @ theta
+        p = 1.0 / (1.0 + np.exp(-z))
+        g = X.T @ (S - C * p)
+        w = C * p * (1.0 - p)
+        H = (X * w[:, None]).T @ X  # = -Hessian
+        if np.max(np.abs(g)) < tol:
+            converged = True
+            break
+        try:
+            step = np.linalg.solve(H + 1e-12 * np.eye(npar), g)
+        except np.linalg.LinAlgError:
+            break
+        t = 1.0
+        for _ in range(40):
+            cand = theta + t * step
+            llc = _bt_loglik(X, S, C, cand)
+            if llc >= ll - 1e-12:
+                break
+            t *= 0.6
+        theta, ll = cand, llc
+        if np.max(np.abs(t * step)) < 1e-12:
+            converged = True
+            break
+    return theta, ll, it, converged
+
+
+def _bt_ratings(X: np.ndarray, C: np.ndarray, theta: np.ndarray, n: int, free: List[int],
+                anchor: Optional[int], anchor_elo: float, first_move: bool
+                ) -> Tuple[np.ndarray, np.ndarray, float, float]:
+    """Ratings and their covariance in Elo from the fitted ``theta``, anchored (to player
+    ``anchor``, else the pool mean, at ``anchor_elo``); plus the first-move advantage and its SE."""
+    z = X @ theta
+    p = 1.0 / (1.0 + np.exp(-z))
+    w = C * p * (1.0 - p)
+    H = (X * w[:, None]).T @ X
+    cov_par = np.linalg.inv(H) * NAT * NAT
+    r = np.zeros(n)
+    for c, k in enumerate(free):
+        r[k] = theta[c] * NAT
+    cov = np.zeros((n, n))
+    idx = np.array(free)
+    cov[np.ix_(idx, idx)] = cov_par[:len(free), :len(free)]
+    if anchor is None:
+        M = np.eye(n) - np.full((n, n), 1.0 / n)
+        r = M @ r
+        cov = M @ cov @ M.T
+    r = r + anchor_elo
+    adv = float(theta[-1] * NAT) if first_move else 0.0
+    adv_se = float(math.sqrt(cov_par[-1, -1])) if first_move else 0.0
+    return r, cov, adv, adv_se
+
+
 def bradley_terry(games: Sequence[BTGame], n_players: int, first_move: bool = True, prior: float = 2.0,
                   anchor: Optional[int] = None, anchor_elo: float = 0.0, max_iter: int = 200,
                   tol: float = 1e-10) -> BTResult:
@@ -528,121 +668,26 @@ def bradley_terry(games: Sequence[BTGame], n_players: int, first_move: bool = Tr
     data = _condense(games, n)
     if not data:
         raise RatingError("no games")
-    games_per = np.zeros(n)
-    score_per = np.zeros(n)
-    for (i, j), (s, c) in data.items():
-        games_per[i] += c
-        games_per[j] += c
-        score_per[i] += s
-        score_per[j] += c - s
+    games_per, score_per = _bt_totals(data, n)
     comps = components(n, data.keys())
     if len(comps) > 1:
         raise RatingError("the players are not connected by games: groups "
                           + "; ".join(",".join(map(str, c)) for c in comps))
     if prior <= 0:
-        # Ford's condition: the ML fit exists only if every player both scored against and conceded to the
-        # rest in a chain (the "scored something against" graph is strongly connected); and a first-move
-        # term needs the first player to have neither won nor lost every game
-        beats: Dict[int, set] = {k: set() for k in range(n)}
-        for (i, j), (s, c) in data.items():
-            if s > 1e-12:
-                beats[i].add(j)
-            if c - s > 1e-12:
-                beats[j].add(i)
-        if not _strongly_connected(n, beats):
-            raise RatingError("the maximum-likelihood fit does not exist: some players won (or lost) every "
-                              "game against the rest; use a prior")
-        first = sum(s for s, _ in data.values())
-        total = sum(c for _, c in data.values())
-        if first_move and not (1e-12 < first < total - 1e-12):
-            raise RatingError("the first-move advantage is unbounded: the first player won (or lost) every "
-                              "game; use a prior or no first-move term")
-    # rows: (i, j, score_of_i, count, colour coefficient for A)
-    rows: List[Tuple[int, int, float, float, float]] = [(i, j, s, c, 1.0) for (i, j), (s, c) in data.items()]
-    if prior > 0:
-        met: Dict[Tuple[int, int], float] = {}
-        for (i, j), (_, c) in data.items():
-            key = (min(i, j), max(i, j))
-            met[key] = met.get(key, 0.0) + c
-        for (a, b), c in met.items():
-            # a's share of its prior goes to b and vice versa; half of each with either colour
-            v = 0.5 * prior * (c / games_per[a] + c / games_per[b])
-            rows.append((a, b, 0.5 * v, v, 0.0))
-    I = np.array([r[0] for r in rows])
-    J = np.array([r[1] for r in rows])
+        _check_ml_exists(data, n, first_move)
+    rows = _bt_rows(data, prior, games_per)
     S = np.array([r[2] for r in rows])
     C = np.array([r[3] for r in rows])
-    K = np.array([r[4] for r in rows])
     fix = 0 if anchor is None else int(anchor)
     if not 0 <= fix < n:
         raise ValueError("anchor out of range")
     free = [k for k in range(n) if k != fix]
-    npar = len(free) + (1 if first_move else 0)
-    col = {p: c for c, p in enumerate(free)}
-    # design matrix X (rows x params): +1 for i, -1 for j, K for A
-    X = np.zeros((len(rows), npar))
-    for row, (i, j) in enumerate(zip(I, J)):
-        if i in col:
-            X[row, col[i]] += 1.0
-        if j in col:
-            X[row, col[j]] -= 1.0
-    if first_move:
-        X[:, -1] = K
-
-    def loglik(theta: np.ndarray) -> float:
-        z = X @ theta
-        # s ln p + (c - s) ln(1 - p), p = sigmoid(z)
-        return float(np.sum(-S * np.logaddexp(0.0, -z) - (C - S) * np.logaddexp(0.0, z)))
-
-    theta = np.zeros(npar)
-    ll = loglik(theta)
-    converged = False
-    it = 0
-    for it in range(1, max_iter + 1):
-        z = X @ theta
-        p = 1.0 / (1.0 + np.exp(-z))
-        g = X.T @ (S - C * p)
-        w = C * p * (1.0 - p)
-        H = (X * w[:, None]).T @ X  # = -Hessian
-        if np.max(np.abs(g)) < tol:
-            converged = True
-            break
-        try:
-            step = np.linalg.solve(H + 1e-12 * np.eye(npar), g)
-        except np.linalg.LinAlgError:
-            break
-        t = 1.0
-        for _ in range(40):
-            cand = theta + t * step
-            llc = loglik(cand)
-            if llc >= ll - 1e-12:
-                break
-            t *= 0.6
-        theta, ll = cand, llc
-        if np.max(np.abs(t * step)) < 1e-12:
-            converged = True
-            break
+    X = _bt_design(rows, free, first_move)
+    theta, ll, it, converged = _bt_newton(X, S, C, max_iter, tol)
     if not converged or np.max(np.abs(theta)) > 50.0:
         raise RatingError("the rating fit does not converge (a player who never lost or never won, "
                           "and no prior?)")
-    z = X @ theta
-    p = 1.0 / (1.0 + np.exp(-z))
-    w = C * p * (1.0 - p)
-    H = (X * w[:, None]).T @ X
-    cov_par = np.linalg.inv(H) * NAT * NAT
-    r = np.zeros(n)
-    for k, c in col.items():
-        r[k] = theta[c] * NAT
-    cov = np.zeros((n, n))
-    idx = np.array(free)
-    cov[np.ix_(idx, idx)] = cov_par[:len(free), :len(free)]
-    if anchor is None:
-        M = np.eye(n) - np.full((n, n), 1.0 / n)
-        r = M @ r
-        cov = M @ cov @ M.T
-    r = r + anchor_elo
-    adv = float(theta[-1] * NAT) if first_move else 0.0
-    adv_se = float(math.sqrt(cov_par[-1, -1])) if first_move else 0.0
+    r, cov, adv, adv_se = _bt_ratings(X, C, theta, n, free, anchor, anchor_elo, first_move)
     # expected real-game score per player at the fit
     expected = np.zeros(n)
     for (i, j), (s, c) in data.items():

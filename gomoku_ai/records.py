@@ -306,55 +306,46 @@ _MOVE_LIKE_RE = re.compile(r"^\s*-?\d+\s*,")
 _INT_RE = re.compile(r"^\s*-?\d+\s*$")
 
 
-def read_psq(source: PathOrText, size: Union[None, int, Tuple[int, int]] = None,
-             rule: Rule = Rule.FREESTYLE) -> GameRecord:
-    """Read a Piskvork game file, with or without its header.
-
-    ``size`` (an int or ``(width, height)``) is the board for header-less files (15 by default);
-    a header that disagrees with an explicit ``size`` is an error. PSQ does not name the rule, so
-    ``rule`` is taken as given. When the file name is a Gomocup dataset name, the result and the
-    name's fields (``metadata["gomocup"]``) come from it; otherwise ``result`` is None.
-    """
-    text, path = _read_source(source)
-    lines = text.splitlines()
-    i = 0
-    while i < len(lines) and not lines[i].strip():
-        i += 1
-    if i == len(lines):
-        raise RecordFormatError("empty file: no header and no moves", path, 1 if lines else None)
-
-    meta: Dict[str, Any] = {}
-    first = lines[i]
+def _psq_header(first: str, lineno: int, size: Union[None, int, Tuple[int, int]],
+                path: Optional[str]) -> Tuple[int, int, Optional[Dict[str, Any]]]:
+    """The board (width, height) from the PSQ file's first non-blank line ``first`` (at
+    ``lineno``) and the header fields (``levels``, ``swap``, ``code`` None), or, for a file
+    without a header (its first line is a move), ``size`` and None."""
     header = _PSQ_HEADER_RE.match(first)
     if header:
         w, h = int(header.group(1)), int(header.group(2))
-        _check_size(w, h, path, i + 1)
+        _check_size(w, h, path, lineno)
         if size is not None and _size_arg(size) != (w, h):
             sw, sh = _size_arg(size)
             raise RecordFormatError(f"header says {w}x{h} but size {sw}x{sh} was asked for",
-                                    path, i + 1)
+                                    path, lineno)
         levels = None
         if header.group(3) is not None:
             levels = (int(header.group(3)), int(header.group(4)))
         swap = int(header.group(5)) if header.group(5) is not None else None
         if swap not in (None, 0, 1):
             raise RecordFormatError(f"bad header: first-player flag {swap} is not 0 or 1",
-                                    path, i + 1)
-        meta["psq"] = {"levels": levels, "swap": swap, "code": None}
-        i += 1
-    elif first.strip().lower().startswith("piskvork") or not _MOVE_LIKE_RE.match(first):
+                                    path, lineno)
+        return w, h, {"levels": levels, "swap": swap, "code": None}
+    if first.strip().lower().startswith("piskvork") or not _MOVE_LIKE_RE.match(first):
         raise RecordFormatError(
             f"bad header {first.strip()[:60]!r}: expected 'Piskvorky WxH, a:b, c' or a move "
-            "'x,y'", path, i + 1)
-    else:
-        w, h = _size_arg(size)
-        _check_size(w, h, path, None)
+            "'x,y'", path, lineno)
+    w, h = _size_arg(size)
+    _check_size(w, h, path, None)
+    return w, h, None
 
+
+def _psq_moves(lines: List[str], start: int, w: int, h: int, has_header: bool,
+               path: Optional[str]) -> Tuple[List[Move], List[Optional[int]], List[Tuple[int, str]]]:
+    """The moves (0-based), their times (ms, None where not given) and the trailer lines
+    ``(lineno, text)`` of a PSQ file from line index ``start``; a file without a header has no
+    trailer."""
     moves: List[Move] = []
     times: List[Optional[int]] = []
     seen: Dict[Move, int] = {}
     trailer: List[Tuple[int, str]] = []
-    for j in range(i, len(lines)):
+    for j in range(start, len(lines)):
         line = lines[j]
         lineno = j + 1
         if not line.strip():
@@ -377,26 +368,59 @@ def read_psq(source: PathOrText, size: Union[None, int, Tuple[int, int]] = None,
         if _MOVE_LIKE_RE.match(line):
             what = "move after the trailer" if m else "bad coordinates"
             raise RecordFormatError(f"{what}: {line.strip()[:60]!r}", path, lineno)
-        if not header:
+        if not has_header:
             raise RecordFormatError(f"bad move line {line.strip()[:60]!r}: expected 'x,y'",
                                     path, lineno)
         trailer.append((lineno, line))
+    return moves, times, trailer
 
+
+def _psq_trailer(trailer: List[Tuple[int, str]], psq: Dict[str, Any], path: Optional[str]
+                 ) -> Tuple[Optional[str], Optional[str]]:
+    """Read the trailer (two player names, then an integer code; either part may be missing):
+    sets ``psq["code"]`` and returns (black, white), the first player by ``psq["swap"]``."""
+    code = None
+    if trailer and _INT_RE.match(trailer[-1][1]):
+        code = int(trailer.pop()[1])
+    if len(trailer) not in (0, 2):
+        lineno, line = trailer[0]
+        raise RecordFormatError(
+            f"unexpected trailer line {line.strip()[:60]!r}: expected two player names and "
+            "an integer code", path, lineno)
+    psq["code"] = code
+    if not trailer:
+        return None, None
+    names = [t[1] for t in trailer]
+    first_player = psq["swap"] or 0
+    return names[first_player], names[1 - first_player]
+
+
+def read_psq(source: PathOrText, size: Union[None, int, Tuple[int, int]] = None,
+             rule: Rule = Rule.FREESTYLE) -> GameRecord:
+    """Read a Piskvork game file, with or without its header.
+
+    ``size`` (an int or ``(width, height)``) is the board for header-less files (15 by default);
+    a header that disagrees with an explicit ``size`` is an error. PSQ does not name the rule, so
+    ``rule`` is taken as given. When the file name is a Gomocup dataset name, the result and the
+    name's fields (``metadata["gomocup"]``) come from it; otherwise ``result`` is None.
+    """
+    text, path = _read_source(source)
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines) and not lines[i].strip():
+        i += 1
+    if i == len(lines):
+        raise RecordFormatError("empty file: no header and no moves", path, 1 if lines else None)
+
+    meta: Dict[str, Any] = {}
+    w, h, psq = _psq_header(lines[i], i + 1, size, path)
+    if psq is not None:
+        meta["psq"] = psq
+        i += 1
+    moves, times, trailer = _psq_moves(lines, i, w, h, psq is not None, path)
     black = white = None
-    if header:
-        code = None
-        if trailer and _INT_RE.match(trailer[-1][1]):
-            code = int(trailer.pop()[1])
-        if len(trailer) not in (0, 2):
-            lineno, line = trailer[0]
-            raise RecordFormatError(
-                f"unexpected trailer line {line.strip()[:60]!r}: expected two player names and "
-                "an integer code", path, lineno)
-        meta["psq"]["code"] = code
-        if trailer:
-            names = [t[1] for t in trailer]
-            first_player = meta["psq"]["swap"] or 0
-            black, white = names[first_player], names[1 - first_player]
+    if psq is not None:
+        black, white = _psq_trailer(trailer, psq, path)
 
     result = None
     if path is not None and _GOMOCUP_NAME_RE.match(Path(path).name):
@@ -665,30 +689,31 @@ def _parse_rule(value: str) -> Rule:
                      "Gomocup rule number")
 
 
-def _record_from_tree(tree: _SgfTree, parser: _SgfParser, default_rule: Rule) -> GameRecord:
-    tree_line, nodes = tree
-    path = parser.path
-    root_line, root = nodes[0]
+def _sgf_one(props: _SgfProps, ident: str, path: Optional[str]) -> Tuple[int, str]:
+    """The single (line, value) of property ``ident`` of a node; more than one value is an error."""
+    line, val = props[ident][0]
+    if len(props[ident]) > 1:
+        raise RecordFormatError(f"property {ident} has {len(props[ident])} values, expected 1",
+                                path, line)
+    return line, val
 
-    def one(props: _SgfProps, ident: str) -> Tuple[int, str]:
-        line, val = props[ident][0]
-        if len(props[ident]) > 1:
-            raise RecordFormatError(f"property {ident} has {len(props[ident])} values, expected 1",
-                                    path, line)
-        return line, val
 
+def _sgf_root(root: _SgfProps, path: Optional[str], default_rule: Rule
+              ) -> Tuple[int, int, Rule, Optional[GameResult], Optional[str], Optional[str]]:
+    """The game properties of an SGF root node: (width, height, rule, result, black, white);
+    checks ``GM``/``FF`` and refuses setup stones."""
     if "GM" in root:
-        line, gm = one(root, "GM")
+        line, gm = _sgf_one(root, "GM", path)
         if gm.strip() != "4":
             raise RecordFormatError(f"unknown game GM[{gm}]: only GM[4] (Gomoku/Renju) is "
                                     "supported", path, line)
     if "FF" in root:
-        line, ff = one(root, "FF")
+        line, ff = _sgf_one(root, "FF", path)
         if ff.strip() not in ("1", "2", "3", "4"):
             raise RecordFormatError(f"unknown file format FF[{ff}]", path, line)
     width = height = 15
     if "SZ" in root:
-        line, sz = one(root, "SZ")
+        line, sz = _sgf_one(root, "SZ", path)
         m = re.match(r"^\s*(\d+)\s*(?::\s*(\d+)\s*)?$", sz)
         if not m:
             raise RecordFormatError(f"bad board size SZ[{sz}]: expected SZ[15] or SZ[20:15]",
@@ -698,25 +723,31 @@ def _record_from_tree(tree: _SgfTree, parser: _SgfParser, default_rule: Rule) ->
         _check_size(width, height, path, line)
     rule = default_rule
     if "RU" in root:
-        line, ru = one(root, "RU")
+        line, ru = _sgf_one(root, "RU", path)
         try:
             rule = _parse_rule(ru)
         except ValueError as e:
             raise RecordFormatError(str(e), path, line) from None
     result = None
     if "RE" in root:
-        line, re_ = one(root, "RE")
+        line, re_ = _sgf_one(root, "RE", path)
         try:
             result = _parse_sgf_result(re_)
         except ValueError as e:
             raise RecordFormatError(str(e), path, line) from None
-    black = one(root, "PB")[1] if "PB" in root else None
-    white = one(root, "PW")[1] if "PW" in root else None
+    black = _sgf_one(root, "PB", path)[1] if "PB" in root else None
+    white = _sgf_one(root, "PW", path)[1] if "PW" in root else None
     for setup in ("AB", "AW", "AE"):
         if setup in root:
             raise RecordFormatError(f"setup stones {setup}[...] are not supported: a record is a "
                                     "move sequence", path, root[setup][0][0])
+    return width, height, rule, result, black, white
 
+
+def _sgf_extras(root: _SgfProps, result: Optional[GameResult]
+                ) -> Tuple[Dict[str, List[str]], Optional[GameResult]]:
+    """The root properties kept as they are (``metadata["sgf"]``: unknown ones, a non-canonical
+    ``TE``, a game comment ``C``) and the result with its termination from ``TE``."""
     extras: Dict[str, List[str]] = {}
     for ident, vals in root.items():
         if ident in _SGF_KNOWN or ident in ("B", "W", "C"):
@@ -730,7 +761,25 @@ def _record_from_tree(tree: _SgfTree, parser: _SgfParser, default_rule: Rule) ->
                 del extras["TE"]  # canonical: written back from result.termination
     if "C" in root and "B" not in root and "W" not in root:
         extras["C"] = [v for _, v in root["C"]]  # a game comment (a move node's C is the move's)
+    return extras, result
 
+
+def _sgf_comment(props: _SgfProps) -> Tuple[str, Optional[int]]:
+    """A move node's comment text and the move's time (ms) from its last line ``<n>ms``, if any."""
+    if "C" not in props:
+        return "", None
+    text = props["C"][0][1]
+    lines_ = text.split("\n")
+    mt = _MS_RE.match(lines_[-1])
+    if not mt:
+        return text, None
+    return "\n".join(lines_[:-1]), int(mt.group(1))
+
+
+def _sgf_moves(nodes: List[Tuple[int, _SgfProps]], width: int, height: int, path: Optional[str]
+               ) -> Tuple[List[Move], List[Optional[int]], Dict[int, str]]:
+    """The moves of the main line (alternating, Black first, on the board, no square twice),
+    their times (ms, None where unknown) and the move comments by move index."""
     moves: List[Move] = []
     times: List[Optional[int]] = []
     comments: Dict[int, str] = {}
@@ -750,7 +799,7 @@ def _record_from_tree(tree: _SgfTree, parser: _SgfParser, default_rule: Rule) ->
         if len(colours) == 2:
             raise RecordFormatError("a node has both B[] and W[] moves", path, node_line)
         colour = colours[0]
-        line, val = one(props, colour)
+        line, val = _sgf_one(props, colour, path)
         expect = "B" if len(moves) % 2 == 0 else "W"
         if colour != expect:
             raise RecordFormatError(f"move {len(moves) + 1} is {colour}[{val}] but {expect} is to "
@@ -767,19 +816,23 @@ def _record_from_tree(tree: _SgfTree, parser: _SgfParser, default_rule: Rule) ->
             raise RecordFormatError(f"duplicate move {len(moves) + 1} {colour}[{val}]: the square "
                                     f"was already played at move {seen[(x, y)]}", path, line)
         seen[(x, y)] = len(moves) + 1
-        t = None
-        if "C" in props:
-            text = props["C"][0][1]
-            lines_ = text.split("\n")
-            mt = _MS_RE.match(lines_[-1])
-            if mt:
-                t = int(mt.group(1))
-                text = "\n".join(lines_[:-1])
-            if text:
-                comments[len(moves)] = text
+        text, t = _sgf_comment(props)
+        if text:
+            comments[len(moves)] = text
         moves.append((x, y))
         times.append(t)
+    return moves, times, comments
 
+
+def _record_from_tree(tree: Tuple[int, List[Tuple[int, _SgfProps]]], parser: _SgfParser,
+                      default_rule: Rule) -> GameRecord:
+    """The game record of one SGF game tree (line, nodes) read by ``parser``."""
+    _, nodes = tree
+    path = parser.path
+    root = nodes[0][1]
+    width, height, rule, result, black, white = _sgf_root(root, path, default_rule)
+    extras, result = _sgf_extras(root, result)
+    moves, times, comments = _sgf_moves(nodes, width, height, path)
     meta: Dict[str, Any] = {}
     if extras:
         meta["sgf"] = extras

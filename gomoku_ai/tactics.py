@@ -673,7 +673,14 @@ class _VCF:
 
     def _attack(self, depth: int, cands: List[Tuple[int, int]], D: List[int]) -> Optional[List[int]]:
         """Attacker to move with no five-point of its own; ``D``: the defender's five-points.
-        Returns a winning line or None (no VCF within ``depth`` fours)."""
+        Returns a winning line or None (no VCF within ``depth`` fours).
+
+        Kept in one piece (about 95 lines) on purpose: this is the VCF prover's innermost
+        recursion, one call per attacker node (``benchmarks/bench_vct.py``). A helper per tried
+        four would add a Python call for every candidate square of every node and split the
+        paired ``push``/``pop`` of ``m`` and ``r`` and the shared ``cands`` stack (appended here,
+        cut back in ``finally``) over several functions.
+        """
         self.nodes += 1
         if self.nodes >= self.node_limit:
             raise _Abort

@@ -185,6 +185,40 @@ def _die_with_parent_fn() -> Optional[Callable[[], None]]:
     return set_pdeathsig
 
 
+def _popen_kwargs(die_with_parent: bool) -> Dict[str, Any]:
+    """``Popen`` arguments that give the engine its own process group (session on POSIX), so that
+    its whole tree can be killed; ``die_with_parent``: see :func:`_die_with_parent_fn`."""
+    kwargs: Dict[str, Any] = {}
+    if os.name == "posix":
+        kwargs["start_new_session"] = True
+        fn = _die_with_parent_fn() if die_with_parent else None
+        if fn is not None:
+            kwargs["preexec_fn"] = fn
+    else:  # pragma: no cover
+        kwargs["creationflags"] = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
+    return kwargs
+
+
+def _send_all(fd: int, data: bytes, deadline: float) -> bool:
+    """Write ``data`` to the non-blocking pipe ``fd`` (POSIX), waiting for room with ``select``;
+    False when ``deadline`` (monotonic s) passes first. OSError (a closed pipe) propagates."""
+    import select
+    view = memoryview(data)
+    while view:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        _, w, _ = select.select([], [fd], [], left)
+        if not w:
+            continue
+        try:
+            n = os.write(fd, view)
+        except BlockingIOError:
+            continue
+        view = view[n:]
+    return True
+
+
 def kill_process_tree(proc: "subprocess.Popen[bytes]", wait_s: float = 2.0) -> Optional[int]:
     """SIGKILL the process, its process group and every descendant found; reap it. Returns the exit code
     (None if it could not be reaped within ``wait_s``)."""
@@ -394,22 +428,10 @@ class EngineClient:
         if proc is None or proc.stdin is None:
             raise self._fail(EngineCrashed("no process", self.name))
         fd = proc.stdin.fileno()
-        view = memoryview(data)
         try:
             if os.name == "posix":
-                import select
-                while view:
-                    left = deadline - time.monotonic()
-                    if left <= 0:
-                        raise self._fail(EngineTimeout("does not read its input (pipe full)", self.name))
-                    _, w, _ = select.select([], [fd], [], left)
-                    if not w:
-                        continue
-                    try:
-                        n = os.write(fd, view)
-                    except BlockingIOError:
-                        continue
-                    view = view[n:]
+                if not _send_all(fd, data, deadline):
+                    raise self._fail(EngineTimeout("does not read its input (pipe full)", self.name))
             else:  # pragma: no cover - Windows: blocking write
                 proc.stdin.write(data)
                 proc.stdin.flush()
@@ -464,14 +486,7 @@ class EngineClient:
         self._q = queue.Queue()
         self._seen = 0
         self.exit_code = None
-        kwargs: Dict[str, Any] = {}
-        if os.name == "posix":
-            kwargs["start_new_session"] = True
-            fn = _die_with_parent_fn() if self.die_with_parent else None
-            if fn is not None:
-                kwargs["preexec_fn"] = fn
-        else:  # pragma: no cover
-            kwargs["creationflags"] = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
+        kwargs = _popen_kwargs(self.die_with_parent)
         try:
             self.proc = subprocess.Popen(self.cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                          stderr=subprocess.PIPE, cwd=self.cwd, env=self.env, bufsize=0,

@@ -37,7 +37,8 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, Generator, List, Optional, Sequence, Tuple, Union
+from typing import (TYPE_CHECKING, Any, Callable, Dict, Generator, Iterator, List, Optional, Sequence, Tuple,
+                    Union)
 
 import numpy as np
 
@@ -391,6 +392,143 @@ def _pool_side(pool: Pool, spec: Any) -> Any:
     return pool.share(ModelRef.from_path(model_basename(net.model_path)))
 
 
+def _gate_players(candidate: Any, best: Any, cfg: GateConfig, board: Board, pooled: bool,
+                  player_factory: Optional[Callable[[Any, str], Any]]
+                  ) -> Tuple[Any, Any, Dict[str, str]]:
+    """The two players of an in-process gate (None, None on a pool, after checking that both
+    sides are specs) and the names the result reports for them."""
+    if pooled:
+        if player_factory is not None:
+            raise ValueError("a gate on a pool builds its own players: no player_factory")
+        for role, spec in (("candidate", candidate), ("best", best)):
+            if not isinstance(spec, (str, os.PathLike)):
+                raise ValueError(f"a gate on a pool needs a player spec or a model path for the "
+                                 f"{role}, not a {type(spec).__name__}")
+        names = {"candidate": f"candidate:{spec_label(candidate)}",
+                 "best": f"best:{spec_label(best)}"}
+        return None, None, names
+    factory = player_factory or default_player_factory(cfg.visits, rule=board.rule)
+    p_cand = factory(candidate, "candidate")
+    p_best = factory(best, "best")
+    names = {"candidate": getattr(p_cand, "name", str(candidate)),
+             "best": getattr(p_best, "name", str(best))}
+    return p_cand, p_best, names
+
+
+def _journal_pairs(jpath: Optional[Path], seed: int, ops: List[Opening], max_pairs: int,
+                   versions: Dict[str, Optional[str]]) -> Dict[int, Dict[str, Any]]:
+    """The pairs of the journal at ``jpath`` that this gate can take, by pair index: same seed,
+    played by the shipped Player, same opening, and network versions that match (or unknown)."""
+    done: Dict[int, Dict[str, Any]] = {}
+    if jpath is not None and jpath.exists():
+        from ..fileio import read_jsonl
+        for rec in read_jsonl(jpath):
+            if rec.get("seed") == seed and rec.get("engine") == GATE_ENGINE \
+                    and 0 <= int(rec.get("pair", -1)) < max_pairs \
+                    and tuple(rec.get("opening", ())) == ops[int(rec["pair"])] \
+                    and all(rec.get(k) in (None, v) or v is None for k, v in versions.items()):
+                done[int(rec["pair"])] = rec
+    return done
+
+
+def _pool_records(pool: Pool, candidate: Any, best: Any, board: Board, cfg: GateConfig,
+                  ops: List[Opening], todo: List[int], done: Dict[int, Dict[str, Any]],
+                  max_pairs: int, jpath: Optional[Path], info: Dict[str, Any],
+                  log: Optional[Callable[[Dict[str, Any]], None]]) -> PairRecords:
+    """The pair records of a gate on ``pool``: both sides shared with the workers, the pairs of
+    ``todo`` played as tasks (see :func:`_pooled_pairs`)."""
+    shared = {role: _pool_side(pool, spec)
+              for role, spec in (("candidate", candidate), ("best", best))}
+    dims = (board.width, board.height, board.rule.value, board.n)
+
+    def payload(i: int) -> Dict[str, Any]:
+        return {"kind": "gate_pair", "pair": i, "seed": cfg.seed, "opening": list(ops[i]),
+                "candidate": shared["candidate"], "best": shared["best"],
+                "visits": cfg.visits, "board": dims, "max_plies": cfg.max_plies}
+
+    return _pooled_pairs(pool, payload, todo, done, max_pairs, jpath, cfg.seed, info, log)
+
+
+def _sequential_records(p_cand: Any, p_best: Any, gcfg: GameConfig, cfg: GateConfig,
+                        ops: List[Opening], done: Dict[int, Dict[str, Any]], max_pairs: int,
+                        jpath: Optional[Path], versions: Dict[str, Optional[str]]
+                        ) -> PairRecords:
+    """The pair records of an in-process gate in pair order: journal pairs as they are, the
+    others played here under ``gcfg`` (and journaled) when the consumer asks for them."""
+    for i in range(max_pairs):
+        if i in done:
+            yield done[i]
+            continue
+        games = play_pair(p_cand, p_best, gcfg, ops[i], cfg.seed, i)
+        rec = {**pair_record(i, *games), "seed": cfg.seed, "opening": list(ops[i]),
+               **versions}
+        _append_pair(jpath, rec)
+        yield rec
+
+
+def _take_pairs(records: Iterator[Dict[str, Any]], cfg: GateConfig,
+                log: Optional[Callable[[Dict[str, Any]], None]]) -> Tuple[_Tally, Optional[str]]:
+    """The pair loop: tally ``records`` in order (logging each) until the SPRT decides (when
+    ``cfg.sprt``) or the records run out. Returns the tally and the SPRT's decision if it stopped
+    the loop (else None)."""
+    tally = _Tally(cfg)
+    for rec in records:
+        tally.add(rec)
+        if log is not None:
+            log({"pair": int(rec["pair"]), "penta": list(tally.penta),
+                 "llr": None if tally.res is None else round(tally.res.llr, 4)})
+        if cfg.sprt and tally.decision is not None:
+            return tally, tally.decision
+    return tally, None
+
+
+def _gate_result(tally: _Tally, cfg: GateConfig, decision: Optional[str], *, reused: bool,
+                 ops: List[Opening], visits: Optional[int], t0: float, names: Dict[str, str],
+                 versions: Dict[str, Optional[str]], where: Dict[str, Any],
+                 pool_info: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+    """The verdict of :func:`run_gate` (its documented result) from the pairs taken.
+    ``pool_info``: ``lost``/``discarded`` of a gate on a pool, None for an in-process one."""
+    if not cfg.sprt:
+        decision = tally.decision   # the LLR after all games
+    res, penta, pairs = tally.res, tally.penta, tally.pairs
+    games = 2 * pairs
+    est = rating.pentanomial(penta)
+    lower, upper = rating.sprt_bounds(cfg.alpha, cfg.beta)
+    out: Dict[str, Any] = {
+        "decision": decision or "inconclusive",
+        "games": games, "pairs": pairs,
+        "wins": tally.wins, "draws": tally.draws, "losses": tally.losses,
+        "pentanomial": list(penta),
+        "score": round(est.score, 4),
+        "elo": round(est.elo, 1),
+        "ci95": [round(est.elo_lo, 1), round(est.elo_hi, 1)],
+        "elo_err": round(est.elo_err, 1),
+        "los": round(est.los, 4),
+        "llr": None if res is None else round(res.llr, 4),
+        "bounds": [round(lower, 4), round(upper, 4)],
+        "elo0": cfg.elo0, "elo1": cfg.elo1, "alpha": cfg.alpha, "beta": cfg.beta,
+        "sprt_model": cfg.model,
+        "candidate_black_score": round(tally.cand_black[0] / max(1, tally.cand_black[1]), 4),
+        "candidate_white_score": round(tally.cand_white[0] / max(1, tally.cand_white[1]), 4),
+        "black_wins": tally.black_wins, "white_wins": tally.white_wins,
+        "ends": {t.value: k for t, k in tally.ends.items()},
+        "openings_reused": reused and pairs > len(set(ops)),
+        "visits": visits, "max_games": cfg.max_games,
+        "elapsed_s": round(time.perf_counter() - t0, 2),
+        "candidate": names["candidate"], "best": names["best"], **versions,
+        "where": where,
+    }
+    if pool_info is not None:
+        out["lost_pairs"] = sorted(pool_info.get("lost", []))
+        out["discarded_pairs"] = int(pool_info.get("discarded", 0))
+    if est.se == 0 and est.score in (0.0, 1.0):
+        b = rating.perfect_score_bound(games)
+        out["perfect_score_elo_bound"] = round(b if est.score == 1.0 else -b, 1)
+    if tally.notes:
+        out["notes"] = tally.notes
+    return out
+
+
 def run_gate(candidate: Any, best: Any, *, board: Optional[Board] = None,
              width: int = 15, height: Optional[int] = None, n: int = 5,
              rule: str = "freestyle", openings: Union[None, str, os.PathLike, Sequence] = None,
@@ -436,35 +574,11 @@ def run_gate(candidate: Any, best: Any, *, board: Optional[Board] = None,
     if not pooled and backend != "local":
         raise ValueError(f"the {backend} backend needs at least one worker")
     versions = {"candidate_version": spec_version(candidate), "best_version": spec_version(best)}
-    if pooled:
-        if player_factory is not None:
-            raise ValueError("a gate on a pool builds its own players: no player_factory")
-        for role, spec in (("candidate", candidate), ("best", best)):
-            if not isinstance(spec, (str, os.PathLike)):
-                raise ValueError(f"a gate on a pool needs a player spec or a model path for the "
-                                 f"{role}, not a {type(spec).__name__}")
-        p_cand: Any = None
-        p_best: Any = None
-        names = {"candidate": f"candidate:{spec_label(candidate)}",
-                 "best": f"best:{spec_label(best)}"}
-    else:
-        factory = player_factory or default_player_factory(cfg.visits, rule=board.rule)
-        p_cand = factory(candidate, "candidate")
-        p_best = factory(best, "best")
-        names = {"candidate": getattr(p_cand, "name", str(candidate)),
-                 "best": getattr(p_best, "name", str(best))}
+    p_cand, p_best, names = _gate_players(candidate, best, cfg, board, pooled, player_factory)
     max_pairs = cfg.max_games // 2
     ops, reused = gate_openings(openings, board, max_pairs, cfg.seed, cfg.symmetries)
-    done: Dict[int, Dict[str, Any]] = {}
     jpath = Path(journal) if journal is not None else None
-    if jpath is not None and jpath.exists():
-        from ..fileio import read_jsonl
-        for rec in read_jsonl(jpath):
-            if rec.get("seed") == cfg.seed and rec.get("engine") == GATE_ENGINE \
-                    and 0 <= int(rec.get("pair", -1)) < max_pairs \
-                    and tuple(rec.get("opening", ())) == ops[int(rec["pair"])] \
-                    and all(rec.get(k) in (None, v) or v is None for k, v in versions.items()):
-                done[int(rec["pair"])] = rec
+    done = _journal_pairs(jpath, cfg.seed, ops, max_pairs, versions)
     t0 = time.perf_counter()
     info: Dict[str, Any] = {}
     where: Dict[str, Any] = {"backend": "in-process", "workers": 0}
@@ -479,82 +593,18 @@ def run_gate(candidate: Any, best: Any, *, board: Optional[Board] = None,
                              backend=backend, address=address)
             own_pool = True
         where = pool.describe()
-        shared = {role: _pool_side(pool, spec)
-                  for role, spec in (("candidate", candidate), ("best", best))}
-        dims = (board.width, board.height, board.rule.value, board.n)
-
-        def payload(i: int) -> Dict[str, Any]:
-            return {"kind": "gate_pair", "pair": i, "seed": cfg.seed, "opening": list(ops[i]),
-                    "candidate": shared["candidate"], "best": shared["best"],
-                    "visits": cfg.visits, "board": dims, "max_plies": cfg.max_plies}
-
-        records = _pooled_pairs(pool, payload, todo, done, max_pairs, jpath, cfg.seed, info, log)
+        records = _pool_records(pool, candidate, best, board, cfg, ops, todo, done, max_pairs,
+                                jpath, info, log)
     else:
-        gcfg = gate_game_config(board, cfg.max_plies)
-
-        def sequential() -> PairRecords:
-            for i in range(max_pairs):
-                if i in done:
-                    yield done[i]
-                    continue
-                games = play_pair(p_cand, p_best, gcfg, ops[i], cfg.seed, i)
-                rec = {**pair_record(i, *games), "seed": cfg.seed, "opening": list(ops[i]),
-                       **versions}
-                _append_pair(jpath, rec)
-                yield rec
-
-        records = sequential()
-    tally = _Tally(cfg)
-    decision: Optional[str] = None
+        records = _sequential_records(p_cand, p_best, gate_game_config(board, cfg.max_plies),
+                                      cfg, ops, done, max_pairs, jpath, versions)
     try:
-        for rec in records:
-            tally.add(rec)
-            if log is not None:
-                log({"pair": int(rec["pair"]), "penta": list(tally.penta),
-                     "llr": None if tally.res is None else round(tally.res.llr, 4)})
-            if cfg.sprt and tally.decision is not None:
-                decision = tally.decision
-                break
+        tally, decision = _take_pairs(records, cfg, log)
     finally:
         records.close()
         if own_pool and pool is not None:
             pool.close()
-    if not cfg.sprt:
-        decision = tally.decision   # the LLR after all games
-    res, penta, pairs = tally.res, tally.penta, tally.pairs
-    games = 2 * pairs
-    est = rating.pentanomial(penta)
-    lower, upper = rating.sprt_bounds(cfg.alpha, cfg.beta)
-    out: Dict[str, Any] = {
-        "decision": decision or "inconclusive",
-        "games": games, "pairs": pairs,
-        "wins": tally.wins, "draws": tally.draws, "losses": tally.losses,
-        "pentanomial": list(penta),
-        "score": round(est.score, 4),
-        "elo": round(est.elo, 1),
-        "ci95": [round(est.elo_lo, 1), round(est.elo_hi, 1)],
-        "elo_err": round(est.elo_err, 1),
-        "los": round(est.los, 4),
-        "llr": None if res is None else round(res.llr, 4),
-        "bounds": [round(lower, 4), round(upper, 4)],
-        "elo0": cfg.elo0, "elo1": cfg.elo1, "alpha": cfg.alpha, "beta": cfg.beta,
-        "sprt_model": cfg.model,
-        "candidate_black_score": round(tally.cand_black[0] / max(1, tally.cand_black[1]), 4),
-        "candidate_white_score": round(tally.cand_white[0] / max(1, tally.cand_white[1]), 4),
-        "black_wins": tally.black_wins, "white_wins": tally.white_wins,
-        "ends": {t.value: k for t, k in tally.ends.items()},
-        "openings_reused": reused and pairs > len(set(ops)),
-        "visits": cfg.visits if player_factory is None else None, "max_games": cfg.max_games,
-        "elapsed_s": round(time.perf_counter() - t0, 2),
-        "candidate": names["candidate"], "best": names["best"], **versions,
-        "where": where,
-    }
-    if pooled:
-        out["lost_pairs"] = sorted(info.get("lost", []))
-        out["discarded_pairs"] = int(info.get("discarded", 0))
-    if est.se == 0 and est.score in (0.0, 1.0):
-        b = rating.perfect_score_bound(games)
-        out["perfect_score_elo_bound"] = round(b if est.score == 1.0 else -b, 1)
-    if tally.notes:
-        out["notes"] = tally.notes
-    return out
+    return _gate_result(tally, cfg, decision, reused=reused, ops=ops,
+                        visits=cfg.visits if player_factory is None else None, t0=t0,
+                        names=names, versions=versions, where=where,
+                        pool_info=info if pooled else None)

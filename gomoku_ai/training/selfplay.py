@@ -113,7 +113,7 @@ class SelfPlayConfig:
         checks.at_least(self, 1, "max_plies", allow_none=True)
         checks.require(isinstance(self.mcts, dict), self, "mcts", "a dict of MCTSConfig fields")
         try:
-            checks.check_mcts_config(MCTSConfig(**self.mcts))
+            MCTSConfig(**self.mcts)           # its __post_init__ checks the values
         except TypeError:
             checks.fail(self, "mcts", "a dict of MCTSConfig fields")
         except checks.ConfigError as e:
@@ -539,6 +539,123 @@ def _batch_payload(model: Any, cfg: SelfPlayConfig, seed: int, openings: Any, pr
             "games": int(count)}
 
 
+def _plan_batches(out: Path, prefix: str, seed: int, games: int, gps: int
+                  ) -> Tuple[List[Tuple[int, int, int]], List[Dict[str, Any]]]:
+    """The batches ``(batch, first game, games)`` of ``games`` games by ``gps`` that are still to
+    play in ``out``, and the stats lines of those already written (shard present, same count)."""
+    tasks = [(b, b * gps, min(gps, games - b * gps)) for b in range((games + gps - 1) // gps)]
+    done: Dict[int, Dict[str, Any]] = {}
+    for rec in read_jsonl(out / JSONL_NAME):
+        if rec.get("prefix") == prefix and rec.get("seed") == seed and not rec.get("lost"):
+            done[int(rec["batch"])] = rec
+    todo = [t for t in tasks if not (t[0] in done and shard_path(out, prefix, t[0]).exists()
+                                     and done[t[0]].get("games") == t[2])]
+    return todo, [done[t[0]] for t in tasks if t not in todo]
+
+
+def _run_config(config: Optional[SelfPlayConfig], board_size: Union[int, Tuple[int, int]], n: int,
+                rule: str, visits_full: int, visits_fast: int, p_full: float,
+                overrides: Dict[str, Any]) -> SelfPlayConfig:
+    """The settings of :func:`run_selfplay`: ``config``, else one from the explicit arguments;
+    with ``overrides`` applied and the visit counts and ``p_full`` checked."""
+    if config is None:
+        w, h = (board_size, None) if isinstance(board_size, int) else board_size
+        config = SelfPlayConfig(width=int(w), height=None if h is None else int(h), n=n,
+                                rule=rule, visits_full=visits_full, visits_fast=visits_fast,
+                                p_full=p_full)
+    if overrides:
+        config = replace(config, **overrides)
+    if config.visits_full < 1 or config.visits_fast < 1:
+        raise ValueError("visits must be at least 1")
+    if not 0.0 <= config.p_full <= 1.0:
+        raise ValueError("p_full must be in [0, 1]")
+    return config
+
+
+class _RunJournal:
+    """The files and counts of one :func:`run_selfplay` call: writes each finished batch (and its
+    ``selfplay.jsonl`` line) or the line of a lost one, and keeps the stats, the lost batches and
+    the network versions seen (those of batches found done included)."""
+
+    def __init__(self, out: Path, prefix: str, seed: int, label: str,
+                 results: List[Dict[str, Any]],
+                 log: Optional[Callable[[Dict[str, Any]], None]]) -> None:
+        self.out, self.prefix, self.seed, self.label, self.log = out, prefix, seed, label, log
+        self.jsonl = out / JSONL_NAME
+        self.results = results
+        self.lost: List[int] = []
+        self.versions = sorted({str(r["model_version"]) for r in results if r.get("model_version")})
+
+    def finish(self, batch: int, played: Dict[str, Any], worker: str, attempts: int) -> None:
+        """Write the batch ``played`` by ``worker`` (after ``attempts`` tries)."""
+        stats = write_batch(self.out, self.prefix, batch, played, worker)
+        stats.update(attempts=attempts, seed=int(self.seed), model=self.label)
+        _append_jsonl(self.jsonl, stats)
+        self.results.append(stats)
+        if stats.get("model_version") and stats["model_version"] not in self.versions:
+            self.versions.append(stats["model_version"])
+        if self.log is not None:
+            self.log(stats)
+
+    def not_played(self, batch: int, first: int, count: int, why: str, attempts: int) -> None:
+        """Record that every attempt at the batch was lost (``why``)."""
+        prefix = self.prefix
+        rec = {"prefix": prefix, "batch": batch, "first_game": first, "games_lost": count,
+               "lost": True, "attempts": attempts, "seed": int(self.seed), "model": self.label,
+               "error": why, "note": f"self-play batch {prefix}-{batch:05d} not played: {why}"}
+        _append_jsonl(self.jsonl, rec)
+        self.lost.append(batch)
+        if self.log is not None:
+            self.log(rec)
+
+
+def _play_here(todo: List[Tuple[int, int, int]], model: Any, config: SelfPlayConfig, seed: int,
+               flat_openings: Any, prefix: str, net_backend: str, journal: _RunJournal) -> None:
+    """Play the batches of ``todo`` in this process (``model``: an Evaluator or a model text)
+    and hand each to ``journal``."""
+    runner = SelfPlayWorker(net_backend)
+    try:
+        for b, first, count in todo:
+            played = runner.run(_batch_payload(model, config, seed, flat_openings, prefix, b,
+                                               first, count))
+            journal.finish(b, played, "in-process", 1)
+    finally:
+        runner.close()
+
+
+def _play_on_pool(pool: Pool, todo: List[Tuple[int, int, int]], model_path: Any,
+                  config: SelfPlayConfig, seed: int, flat_openings: Any, prefix: str,
+                  batch_limit_s: Optional[float], journal: _RunJournal) -> None:
+    """Play the batches of ``todo`` as tasks of ``pool`` (``model_path``: a path or a spec, never
+    an Evaluator object; the network and the openings shared once) and hand each outcome to
+    ``journal``; a batch whose worker raised raises :class:`SelfPlayError` (the batches still
+    running are abandoned)."""
+    named = _evaluator_spec(model_path)
+    if named is not None:
+        model: Any = named.text
+    else:
+        from ..net import model_basename
+        model = pool.share(ModelRef.from_path(model_basename(model_path)))
+    shared_openings = None if flat_openings is None else pool.share(flat_openings)
+    by_key = {("selfplay", prefix, b): (b, first, count) for b, first, count in todo}
+    jobs = [Task(key, _batch_payload(model, config, seed, shared_openings, prefix, b,
+                                     first, count), limit_s=batch_limit_s)
+            for key, (b, first, count) in by_key.items()]
+    outcomes = pool.run(jobs)
+    try:
+        for r in outcomes:
+            b, first, count = by_key[r.key]
+            if r.kind == "ok":
+                journal.finish(b, r.value, r.worker, r.attempts)
+            elif r.kind == "lost":
+                journal.not_played(b, first, count, r.error or "lost", r.attempts)
+            else:
+                raise SelfPlayError(f"self-play batch {prefix}-{b:05d} failed on "
+                                    f"{r.worker or 'a worker'}:\n{r.error}")
+    finally:
+        outcomes.close()   # on an error: the batches still running are abandoned
+
+
 def run_selfplay(model_path: Union[str, os.PathLike, Evaluator], out_dir: Union[str, os.PathLike],
                  games: int, workers: int = 1, visits_full: int = 400, visits_fast: int = 64,
                  p_full: float = 0.25, board_size: Union[int, Tuple[int, int]] = 15,
@@ -573,17 +690,7 @@ def run_selfplay(model_path: Union[str, os.PathLike, Evaluator], out_dir: Union[
     it. A batch whose worker raised stops the run with :class:`SelfPlayError`. Returns the totals
     of this call's batches (played or found), with rates over the wall time of the call.
     """
-    if config is None:
-        w, h = (board_size, None) if isinstance(board_size, int) else board_size
-        config = SelfPlayConfig(width=int(w), height=None if h is None else int(h), n=n,
-                                rule=rule, visits_full=visits_full, visits_fast=visits_fast,
-                                p_full=p_full)
-    if overrides:
-        config = replace(config, **overrides)
-    if config.visits_full < 1 or config.visits_fast < 1:
-        raise ValueError("visits must be at least 1")
-    if not 0.0 <= config.p_full <= 1.0:
-        raise ValueError("p_full must be in [0, 1]")
+    config = _run_config(config, board_size, n, rule, visits_full, visits_fast, p_full, overrides)
     in_process = pool is None and (isinstance(model_path, Evaluator) or workers <= 0)
     if in_process and backend != "local":
         raise ValueError(f"the {backend} backend needs at least one worker")
@@ -593,51 +700,14 @@ def run_selfplay(model_path: Union[str, os.PathLike, Evaluator], out_dir: Union[
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     flat_openings = openings_to_flat(openings, board.width, board.height)
-    gps = max(1, int(config.games_per_shard))
-    tasks = [(b, b * gps, min(gps, games - b * gps)) for b in range((games + gps - 1) // gps)]
-    jsonl = out / JSONL_NAME
-    done: Dict[int, Dict[str, Any]] = {}
-    for rec in read_jsonl(jsonl):
-        if rec.get("prefix") == prefix and rec.get("seed") == seed and not rec.get("lost"):
-            done[int(rec["batch"])] = rec
-    todo = [t for t in tasks if not (t[0] in done and shard_path(out, prefix, t[0]).exists()
-                                     and done[t[0]].get("games") == t[2])]
+    todo, found = _plan_batches(out, prefix, seed, games, max(1, int(config.games_per_shard)))
     label = "in-process" if isinstance(model_path, Evaluator) else os.fspath(model_path)
     t0 = time.perf_counter()
-    results: List[Dict[str, Any]] = [done[t[0]] for t in tasks if t not in todo]
-    lost: List[int] = []
-    versions = sorted({str(r["model_version"]) for r in results if r.get("model_version")})
-
-    def finish(batch: int, played: Dict[str, Any], worker: str, attempts: int) -> None:
-        stats = write_batch(out, prefix, batch, played, worker)
-        stats.update(attempts=attempts, seed=int(seed), model=label)
-        _append_jsonl(jsonl, stats)
-        results.append(stats)
-        if stats.get("model_version") and stats["model_version"] not in versions:
-            versions.append(stats["model_version"])
-        if log is not None:
-            log(stats)
-
-    def not_played(batch: int, first: int, count: int, why: str, attempts: int) -> None:
-        rec = {"prefix": prefix, "batch": batch, "first_game": first, "games_lost": count,
-               "lost": True, "attempts": attempts, "seed": int(seed), "model": label,
-               "error": why, "note": f"self-play batch {prefix}-{batch:05d} not played: {why}"}
-        _append_jsonl(jsonl, rec)
-        lost.append(batch)
-        if log is not None:
-            log(rec)
-
+    journal = _RunJournal(out, prefix, seed, label, found, log)
     where: Dict[str, Any] = {"backend": "in-process", "workers": 0}
     if todo and in_process:
-        runner = SelfPlayWorker(net_backend)
-        try:
-            for b, first, count in todo:
-                played = runner.run(_batch_payload(model_path if isinstance(model_path, Evaluator)
-                                                   else label, config, seed, flat_openings,
-                                                   prefix, b, first, count))
-                finish(b, played, "in-process", 1)
-        finally:
-            runner.close()
+        _play_here(todo, model_path if isinstance(model_path, Evaluator) else label, config,
+                   seed, flat_openings, prefix, net_backend, journal)
     elif todo:
         own = pool is None
         if pool is None:
@@ -645,39 +715,16 @@ def run_selfplay(model_path: Union[str, os.PathLike, Evaluator], out_dir: Union[
                              address=address)
         try:
             where = pool.describe()
-            named = _evaluator_spec(model_path)
-            if named is not None:
-                model: Any = named.text
-            else:
-                from ..net import model_basename
-                assert not isinstance(model_path, Evaluator)   # refused above unless in process
-                model = pool.share(ModelRef.from_path(model_basename(model_path)))
-            shared_openings = None if flat_openings is None else pool.share(flat_openings)
-            by_key = {("selfplay", prefix, b): (b, first, count) for b, first, count in todo}
-            jobs = [Task(key, _batch_payload(model, config, seed, shared_openings, prefix, b,
-                                             first, count), limit_s=batch_limit_s)
-                    for key, (b, first, count) in by_key.items()]
-            outcomes = pool.run(jobs)
-            try:
-                for r in outcomes:
-                    b, first, count = by_key[r.key]
-                    if r.kind == "ok":
-                        finish(b, r.value, r.worker, r.attempts)
-                    elif r.kind == "lost":
-                        not_played(b, first, count, r.error or "lost", r.attempts)
-                    else:
-                        raise SelfPlayError(f"self-play batch {prefix}-{b:05d} failed on "
-                                            f"{r.worker or 'a worker'}:\n{r.error}")
-            finally:
-                outcomes.close()   # on an error: the batches still running are abandoned
+            _play_on_pool(pool, todo, model_path, config, seed, flat_openings, prefix,
+                          batch_limit_s, journal)
         finally:
             if own:
                 pool.close()
     wall = time.perf_counter() - t0
-    summary = summarize(results, wall_s=wall)
-    summary["played_batches"] = len(todo) - len(lost)
-    summary["lost_batches"] = sorted(lost)
-    summary["model_versions"] = versions
+    summary = summarize(journal.results, wall_s=wall)
+    summary["played_batches"] = len(todo) - len(journal.lost)
+    summary["lost_batches"] = sorted(journal.lost)
+    summary["model_versions"] = journal.versions
     summary["where"] = where
     summary["out_dir"] = str(out)
     summary["prefix"] = prefix

@@ -149,22 +149,7 @@ class LocalPool(Pool):
             while True:
                 if stopping():
                     return
-                lost: List[Optional[TaskResult]] = []
-                # hand out work to every idle, ready worker
-                for p in list(self._procs.values()):
-                    if p.ready and p.job is None:
-                        nt = queue.next()
-                        if nt is None:
-                            break
-                        task, attempts = nt
-                        tid = self._next_task
-                        self._next_task += 1
-                        p.job = (tid, task, attempts + 1)
-                        p.deadline = (time.monotonic() + task.limit_s) if task.limit_s else None
-                        try:
-                            p.conn.send((tid, task.payload))
-                        except (OSError, BrokenPipeError):
-                            lost.append(self._lose(p, "could not be given a task", queue))
+                lost = self._hand_out(queue)
                 busy = [p for p in self._procs.values() if p.job is not None or not p.ready]
                 if not busy:
                     nt = queue.next()
@@ -183,43 +168,78 @@ class LocalPool(Pool):
                     p = conns.get(obj)
                     if p is None or p.wid not in self._procs:
                         continue
-                    try:
-                        while p.conn.poll():
-                            kind, tid, value = p.conn.recv()
-                            if kind == "ready":
-                                p.ready = True
-                                p.deadline = None
-                                self._start_failures = 0
-                            elif kind == "init_error":
-                                self._drop(p)
-                                raise WorkerError(f"worker {self.spec.target} could not start:\n{value}")
-                            elif p.job is not None and tid == p.job[0]:
-                                _, task, attempts = p.job
-                                p.job = None
-                                p.deadline = None
-                                yield TaskResult(task.key, ResultKind.OK if kind == "ok" else ResultKind.ERROR,
-                                                 value if kind == "ok" else None,
-                                                 None if kind == "ok" else value, attempts, p.name)
-                                if stopping():
-                                    return
-                    except (EOFError, OSError):
-                        lost.append(self._lose(p, "died (its pipe closed)", queue))
-                for obj in ready:
-                    p = sentinels.get(obj)
-                    if p is not None and p.wid in self._procs:
-                        lost.append(self._lose(p, f"died (exit code {p.proc.exitcode})", queue))
-                now = time.monotonic()
-                for p in list(self._procs.values()):
-                    if p.deadline is not None and now > p.deadline:
-                        why = ("ran past its task's time limit" if p.ready
-                               else f"did not start within {self.start_timeout_s:.0f} s")
-                        lost.append(self._lose(p, why, queue))
+                    if (yield from self._receive(p, queue, lost, stopping)):
+                        return
+                self._reap(ready, sentinels, queue, lost)
                 yield from (r for r in lost if r is not None)
         finally:
             # tasks still running are abandoned: their workers are killed (they may be mid-game)
             for p in list(self._procs.values()):
                 if p.job is not None:
                     self._drop(p)
+
+    def _hand_out(self, queue: TaskQueue) -> List[Optional[TaskResult]]:
+        """Give the next task of ``queue`` to every idle, ready worker; the results of the tasks
+        lost because their worker could not be given them (see :meth:`_lose`)."""
+        lost: List[Optional[TaskResult]] = []
+        for p in list(self._procs.values()):
+            if p.ready and p.job is None:
+                nt = queue.next()
+                if nt is None:
+                    break
+                task, attempts = nt
+                tid = self._next_task
+                self._next_task += 1
+                p.job = (tid, task, attempts + 1)
+                p.deadline = (time.monotonic() + task.limit_s) if task.limit_s else None
+                try:
+                    p.conn.send((tid, task.payload))
+                except (OSError, BrokenPipeError):
+                    lost.append(self._lose(p, "could not be given a task", queue))
+        return lost
+
+    def _receive(self, p: _Proc, queue: TaskQueue, lost: List[Optional[TaskResult]],
+                 stopping: Callable[[], bool]) -> Generator[TaskResult, None, bool]:
+        """Read every message waiting on ``p``'s pipe: its start-up answer, or its task's result
+        (yielded). Returns True when ``stopping()`` says so after a result. A closed pipe loses
+        the worker (into ``lost``); a worker that could not build raises :class:`WorkerError`."""
+        try:
+            while p.conn.poll():
+                kind, tid, value = p.conn.recv()
+                if kind == "ready":
+                    p.ready = True
+                    p.deadline = None
+                    self._start_failures = 0
+                elif kind == "init_error":
+                    self._drop(p)
+                    raise WorkerError(f"worker {self.spec.target} could not start:\n{value}")
+                elif p.job is not None and tid == p.job[0]:
+                    _, task, attempts = p.job
+                    p.job = None
+                    p.deadline = None
+                    yield TaskResult(task.key, ResultKind.OK if kind == "ok" else ResultKind.ERROR,
+                                     value if kind == "ok" else None,
+                                     None if kind == "ok" else value, attempts, p.name)
+                    if stopping():
+                        return True
+        except (EOFError, OSError):
+            lost.append(self._lose(p, "died (its pipe closed)", queue))
+        return False
+
+    def _reap(self, ready: List[Any], sentinels: Dict[Any, _Proc], queue: TaskQueue,
+              lost: List[Optional[TaskResult]]) -> None:
+        """Lose (into ``lost``) the workers whose process ended (their sentinel is in ``ready``)
+        and those past their deadline (a task's ``limit_s``, or ``start_timeout_s`` to start)."""
+        for obj in ready:
+            p = sentinels.get(obj)
+            if p is not None and p.wid in self._procs:
+                lost.append(self._lose(p, f"died (exit code {p.proc.exitcode})", queue))
+        now = time.monotonic()
+        for p in list(self._procs.values()):
+            if p.deadline is not None and now > p.deadline:
+                why = ("ran past its task's time limit" if p.ready
+                       else f"did not start within {self.start_timeout_s:.0f} s")
+                lost.append(self._lose(p, why, queue))
 
     def _drop(self, p: _Proc) -> None:
         self._procs.pop(p.wid, None)

@@ -277,61 +277,13 @@ class RayPool(Pool):
             stop: Optional[Callable[[], bool]] = None) -> Generator[TaskResult[K], None, None]:
         if self._closed:
             raise WorkerError("the pool is closed")
-        ray = self._ray
         queue = TaskQueue(tasks)
-
-        def lose(a: _Actor, why: str) -> Optional[TaskResult]:
-            self._actors.pop(a.wid, None)
-            try:
-                ray.kill(a.handle, no_restart=True)
-            except Exception:  # noqa: BLE001 - already gone
-                pass
-            task, attempts = a.job  # type: ignore[misc]
-            a.job, a.ref = None, None
-            self.lost_attempts += 1
-            return queue.lost(task, attempts, f"worker {a.name} {why}", self.max_attempts)
-
-        def starting(a: _Actor) -> bool:
-            """True while a (replacement) actor is being placed and built; drops it, counting a
-            failed start, when its build failed or it is not up within ``start_timeout_s``."""
-            if a.where:
-                return False
-            self._learn_where(a)
-            if a.where:
-                self._start_failures = 0
-                return False
-            if a.info_ref is None or time.monotonic() - a.created > self.start_timeout_s:
-                self._actors.pop(a.wid, None)
-                try:
-                    ray.kill(a.handle, no_restart=True)
-                except Exception:  # noqa: BLE001
-                    pass
-                self._start_failures += 1
-                why = ("failed to build its worker" if a.info_ref is None
-                       else f"was not up within {self.start_timeout_s:.0f} s")
-                if self._start_failures >= MAX_START_FAILURES:
-                    raise WorkerError(f"{self._start_failures} Ray workers in a row could not "
-                                      f"start ({self.spec.target}): the last {why}")
-            return True
-
         a: Optional[_Actor]   # an actor; None where a ready reference belongs to no running task
         try:
             while True:
                 if stop is not None and stop():
                     return
-                while len(self._actors) < self.size:
-                    self._new_actor()
-                for a in list(self._actors.values()):
-                    # tasks go only to actors that are up: a replacement may still be waiting for
-                    # a free CPU, and its start-up must not count against a task's time limit
-                    if a.job is None and not starting(a):
-                        nt = queue.next()
-                        if nt is None:
-                            break
-                        task, attempts = nt
-                        a.job = (task, attempts + 1)
-                        a.ref = a.handle.run.remote(task.payload)
-                        a.deadline = (time.monotonic() + task.limit_s) if task.limit_s else None
+                self._hand_out(queue)
                 busy = {a.ref: a for a in self._actors.values() if a.job is not None}
                 if not busy and queue.empty():
                     return
@@ -340,51 +292,117 @@ class RayPool(Pool):
                 if not waiting:          # not expected: every actor idle and up, tasks left
                     time.sleep(0.05)
                     continue
-                # fetch_local=False: "ready" = the task ended, wherever its result is; a result
-                # left on a node that then died would otherwise never become ready here. Block
-                # for the first, then take every ready one: ``ray.wait`` does not return ready
-                # refs in list order, so one that is always ready (a start-up answer) must not
-                # hide a finished task
-                ready, _ = ray.wait(waiting, num_returns=1, timeout=0.5, fetch_local=False)
-                if ready:
-                    ready, _ = ray.wait(waiting, num_returns=len(waiting), timeout=0,
-                                        fetch_local=False)
-                for ref in ready:
+                for ref in self._finished(waiting):
                     a = busy.get(ref)
-                    if a is None:           # an actor's start-up answer: read by ``starting``
+                    if a is None:           # an actor's start-up answer: read by ``_starting``
                         continue
-                    self._learn_where(a, 5.0)    # answered before the task (actors run in order)
-                    task, attempts = a.job  # type: ignore[misc]
-                    try:
-                        value = ray.get(ref, timeout=RESULT_FETCH_S)
-                    except ray.exceptions.RayTaskError as e:
-                        a.job, a.ref = None, None
-                        yield TaskResult(task.key, ResultKind.ERROR, None, str(e), attempts, a.name)
-                    except ray.exceptions.RayError as e:
-                        r = lose(a, f"died ({type(e).__name__})")
-                        if r is not None:
-                            yield r
-                    else:
-                        a.job, a.ref = None, None    # the result is not pinned in the store
-                        yield TaskResult(task.key, ResultKind.OK, value, None, attempts, a.name)
+                    yield from self._collect(a, ref, queue)
                     if stop is not None and stop():
                         return
-                now = time.monotonic()
-                for a in list(self._actors.values()):
-                    if a.job is not None and a.deadline is not None and now > a.deadline:
-                        if ray.wait([a.ref], timeout=0, fetch_local=False)[0]:
-                            continue        # it did finish: collected on the next pass
-                        r = lose(a, "ran past its task's time limit")
-                        if r is not None:
-                            yield r
+                yield from self._overdue(queue)
         finally:
             for a in list(self._actors.values()):
                 if a.job is not None:        # abandoned mid-task: kill it, a fresh one replaces it
-                    self._actors.pop(a.wid, None)
-                    try:
-                        ray.kill(a.handle, no_restart=True)
-                    except Exception:  # noqa: BLE001
-                        pass
+                    self._kill(a)
+
+    def _hand_out(self, queue: TaskQueue) -> None:
+        """Top the pool up to its size and give the next task of ``queue`` to each idle actor."""
+        while len(self._actors) < self.size:
+            self._new_actor()
+        for a in list(self._actors.values()):
+            # tasks go only to actors that are up: a replacement may still be waiting for
+            # a free CPU, and its start-up must not count against a task's time limit
+            if a.job is None and not self._starting(a):
+                nt = queue.next()
+                if nt is None:
+                    break
+                task, attempts = nt
+                a.job = (task, attempts + 1)
+                a.ref = a.handle.run.remote(task.payload)
+                a.deadline = (time.monotonic() + task.limit_s) if task.limit_s else None
+
+    def _finished(self, waiting: List[Any]) -> List[Any]:
+        """The references of ``waiting`` that are ready, after waiting up to 0.5 s for one.
+
+        fetch_local=False: "ready" = the task ended, wherever its result is; a result left on a
+        node that then died would otherwise never become ready here. Block for the first, then
+        take every ready one: ``ray.wait`` does not return ready refs in list order, so one that
+        is always ready (a start-up answer) must not hide a finished task.
+        """
+        ray = self._ray
+        ready, _ = ray.wait(waiting, num_returns=1, timeout=0.5, fetch_local=False)
+        if ready:
+            ready, _ = ray.wait(waiting, num_returns=len(waiting), timeout=0, fetch_local=False)
+        return list(ready)
+
+    def _collect(self, a: _Actor, ref: Any, queue: TaskQueue) -> Iterator[TaskResult]:
+        """The result of the task of actor ``a`` whose reference ``ref`` is ready: ``ok``, an
+        ``error`` raised by the task, or (the actor died) its ``lost`` result once its attempts
+        are used up, else nothing (the task went back to ``queue``)."""
+        ray = self._ray
+        self._learn_where(a, 5.0)    # answered before the task (actors run in order)
+        task, attempts = a.job  # type: ignore[misc]
+        try:
+            value = ray.get(ref, timeout=RESULT_FETCH_S)
+        except ray.exceptions.RayTaskError as e:
+            a.job, a.ref = None, None
+            yield TaskResult(task.key, ResultKind.ERROR, None, str(e), attempts, a.name)
+        except ray.exceptions.RayError as e:
+            r = self._lose(a, f"died ({type(e).__name__})", queue)
+            if r is not None:
+                yield r
+        else:
+            a.job, a.ref = None, None    # the result is not pinned in the store
+            yield TaskResult(task.key, ResultKind.OK, value, None, attempts, a.name)
+
+    def _overdue(self, queue: TaskQueue) -> Iterator[TaskResult]:
+        """Kill the actors running past their task's ``limit_s``; the ``lost`` results of the
+        tasks whose attempts are used up (the others go back to ``queue``)."""
+        ray = self._ray
+        now = time.monotonic()
+        for a in list(self._actors.values()):
+            if a.job is not None and a.deadline is not None and now > a.deadline:
+                if ray.wait([a.ref], timeout=0, fetch_local=False)[0]:
+                    continue        # it did finish: collected on the next pass
+                r = self._lose(a, "ran past its task's time limit", queue)
+                if r is not None:
+                    yield r
+
+    def _kill(self, a: _Actor) -> None:
+        """Forget actor ``a`` and kill it (it may be gone already)."""
+        self._actors.pop(a.wid, None)
+        try:
+            self._ray.kill(a.handle, no_restart=True)
+        except Exception:  # noqa: BLE001 - already gone
+            pass
+
+    def _lose(self, a: _Actor, why: str, queue: TaskQueue) -> Optional[TaskResult]:
+        """Kill actor ``a`` (dead or overdue). Its task goes back to ``queue`` while attempts
+        remain; returns the task's ``lost`` result once they are used up (else None)."""
+        self._kill(a)
+        task, attempts = a.job  # type: ignore[misc]
+        a.job, a.ref = None, None
+        self.lost_attempts += 1
+        return queue.lost(task, attempts, f"worker {a.name} {why}", self.max_attempts)
+
+    def _starting(self, a: _Actor) -> bool:
+        """True while a (replacement) actor is being placed and built; drops it, counting a
+        failed start, when its build failed or it is not up within ``start_timeout_s``."""
+        if a.where:
+            return False
+        self._learn_where(a)
+        if a.where:
+            self._start_failures = 0
+            return False
+        if a.info_ref is None or time.monotonic() - a.created > self.start_timeout_s:
+            self._kill(a)
+            self._start_failures += 1
+            why = ("failed to build its worker" if a.info_ref is None
+                   else f"was not up within {self.start_timeout_s:.0f} s")
+            if self._start_failures >= MAX_START_FAILURES:
+                raise WorkerError(f"{self._start_failures} Ray workers in a row could not "
+                                  f"start ({self.spec.target}): the last {why}")
+        return True
 
     def close(self) -> None:
         if self._closed:
