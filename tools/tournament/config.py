@@ -11,10 +11,12 @@ sha256), rule, size, time control, timeouts (ms), seed, workers, records and the
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 from typing import Any, Callable, Dict, List, Sequence
 
+from gomoku_ai.board import MAX_SIZE, MIN_SIZE
 from gomoku_ai.match import TimeControl
 from gomoku_ai.rules import Rule
 from gomoku_ai.workers import BACKENDS
@@ -60,6 +62,8 @@ def build_config(args: argparse.Namespace) -> Dict[str, Any]:
         rule = Rule.parse(args.rule)
     except ValueError as e:
         raise TournamentError(str(e)) from None
+    if not MIN_SIZE <= args.size <= MAX_SIZE:
+        raise TournamentError(f"--size {args.size}: a board side is {MIN_SIZE} to {MAX_SIZE} (15 or 20 in Gomocup)")
     try:
         tc = TimeControl.parse(args.tc)
     except ValueError as e:
@@ -95,6 +99,7 @@ def build_config(args: argparse.Namespace) -> Dict[str, Any]:
         raise TournamentError("--draw-after must be positive")
     if args.visits is not None and args.visits < 1:
         raise TournamentError("--visits must be positive")
+    _check_numbers(args)
     conc = args.concurrency if args.concurrency is not None else default_concurrency()
     if conc < 1:
         raise TournamentError("-j must be at least 1")
@@ -118,6 +123,22 @@ def build_config(args: argparse.Namespace) -> Dict[str, Any]:
         "prior": float(args.prior), "anchor": anchor, "anchor_elo": anchor_elo,
         "report_every": args.report_every, "quiet": bool(args.quiet),
     }
+
+
+def _check_numbers(args: argparse.Namespace) -> None:
+    """The timeouts, the prior, the report interval and (with ``--sprt``) the test's settings; TournamentError."""
+    for opt, v in (("--tolerance", args.tolerance), ("--prior", args.prior), ("--report-every", args.report_every)):
+        if not (math.isfinite(v) and v >= 0):
+            raise TournamentError(f"{opt} must not be negative, not {v:g}")
+    for opt, v in (("--move-timeout", args.move_timeout), ("--startup-timeout", args.startup_timeout)):
+        if not (math.isfinite(v) and v > 0):
+            raise TournamentError(f"{opt} must be positive, not {v:g}")
+    if args.sprt:
+        for opt, v in (("--alpha", args.alpha), ("--beta", args.beta)):
+            if not 0 < v < 1:
+                raise TournamentError(f"{opt} must be between 0 and 1, not {v:g}")
+        if not args.elo0 < args.elo1:
+            raise TournamentError(f"--elo0 ({args.elo0:g}) must be below --elo1 ({args.elo1:g})")
 
 
 def player_files(specs: Sequence[Any]) -> Dict[str, Dict[str, str]]:

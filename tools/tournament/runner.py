@@ -72,6 +72,7 @@ from gomoku_ai.workers import WorkerError
 from .config import TournamentError, check_folder, check_resumed, default_concurrency
 from .game import GameSpec
 from .pgn import write_pgn
+from .preflight import check_players
 from .results import ResultsFile, err_text, format_summary, json_safe, match_score_line, summarize
 from .schedule import build_schedule, file_sha256, load_book, pairings, parse_openings_arg
 from .worker import WORKER_TARGET, GameRunner, game_limit_s, shipped_models
@@ -145,12 +146,16 @@ class Runner:
 
     # ------------------------------------------------------------------ set-up
     def prepare(self) -> None:
-        """Check the folder (:func:`~tools.tournament.config.check_folder`; on resume the stored configuration,
-        :func:`~tools.tournament.config.check_resumed`), write ``tournament.json``, build the schedule and read
-        the finished games of ``results.jsonl``. Raises TournamentError."""
+        """Check everything, then write. The checks, none of which writes: the folder
+        (:func:`~tools.tournament.config.check_folder`; on resume the stored configuration,
+        :func:`~tools.tournament.config.check_resumed`), the schedule (openings that fit the board and the rule),
+        the finished games of ``results.jsonl`` and, when games are left to play, every player
+        (:func:`~tools.tournament.preflight.check_players`: models loaded, engines started and ended). Only then
+        are the folder, ``games/`` and ``logs/`` created and ``tournament.json`` written, so a run refused here
+        leaves no folder behind (on resume, a torn last line of ``results.jsonl`` is cut away when it is read:
+        :meth:`~tools.tournament.results.ResultsFile.load`). Raises TournamentError (:class:`~tools.tournament.preflight.PlayerCheckError`
+        for a player)."""
         check_folder(self.out, self.resume)
-        os.makedirs(os.path.join(self.out, "games"), exist_ok=True)
-        os.makedirs(os.path.join(self.out, "logs"), exist_ok=True)
         tj = os.path.join(self.out, "tournament.json")
         c = self.config
         if os.path.exists(tj):
@@ -162,18 +167,41 @@ class Runner:
             check_resumed(stored, c, self.out, self._warn)
         if c.get("seed") is None:
             c["seed"] = random.SystemRandom().randrange(1, 2**31)
+        self.schedule = self._build_schedule()
+        self._load_results()
+        if self.jobs() and not self.sprt_decided():
+            check_players(c)
+        os.makedirs(os.path.join(self.out, "games"), exist_ok=True)
+        os.makedirs(os.path.join(self.out, "logs"), exist_ok=True)
         atomic_write_text(tj, json.dumps(c, indent=2, sort_keys=True) + "\n")
+
+    def _build_schedule(self) -> List[GameSpec]:
+        """The games of the configuration (the opening book read and checked against the board and the rule);
+        TournamentError when they cannot be made."""
+        c = self.config
         kind, path, stones = parse_openings_arg(c["openings"])
         rule = Rule.parse(c["rule"])
         book = None
         if kind == "file":
-            if file_sha256(path) != c["openings_sha256"]:  # pragma: no cover - changed during the run
-                raise TournamentError(f"{path} changed")
-            book, warns = load_book(path, c["width"], c["height"], rule)
+            try:
+                if file_sha256(path) != c["openings_sha256"]:  # pragma: no cover - changed during the run
+                    raise TournamentError(f"{path} changed")
+                book, warns = load_book(path, c["width"], c["height"], rule)
+            except OSError as e:
+                raise TournamentError(f"--openings {path}: {e.strerror or e}") from None
+            except ValueError as e:   # its text names the file
+                raise TournamentError(f"--openings {e}") from None
             for w in warns:
                 self._warn(w)
-        self.schedule = build_schedule(len(c["names"]), c["format"], c["games"], c["width"], c["height"], rule,
-                                       c["seed"], kind, book, stones, c["openings_order"], c["transform"])
+        try:
+            return build_schedule(len(c["names"]), c["format"], c["games"], c["width"], c["height"], rule,
+                                  c["seed"], kind, book, stones, c["openings_order"], c["transform"])
+        except ValueError as e:
+            raise TournamentError(f"--openings {c['openings']}: {e}" if kind == "random" else str(e)) from None
+
+    def _load_results(self) -> None:
+        """The finished games of ``results.jsonl`` (none in a new folder), checked against the schedule."""
+        c = self.config
         self.store = ResultsFile(os.path.join(self.out, "results.jsonl"))
         records, warns = self.store.load()
         for w in warns:
