@@ -185,23 +185,41 @@ def check_folder(out: str, resume: bool) -> None:
 
 
 def check_resumed(stored: Dict[str, Any], config: Dict[str, Any], out: str, warn: Callable[[str], None]) -> None:
-    """Check that ``config`` continues the tournament ``stored`` (the ``tournament.json`` in ``out``): the
-    :data:`SCHEDULE_KEYS` must be equal (an openings file by its sha256, so that it may move), else
-    TournamentError. A seed left unset in ``config`` is taken from ``stored`` (``config`` is updated). Changed
-    player files (``player_files`` sha256) only ``warn``: the results then mix old and new versions."""
+    """Check that ``config`` continues the tournament ``stored`` (the ``tournament.json`` in ``out``): the same
+    players (their specs and options, token for token), and the other :data:`SCHEDULE_KEYS` equal (an openings
+    file by its sha256, so that it may move), else TournamentError. A seed left unset in ``config`` is taken
+    from ``stored`` (``config`` is updated). With the same players, changed player files (``player_files``
+    sha256: a model, an engine's program) only ``warn``: the results then mix old and new versions."""
     c = config
     if c.get("seed") is None:
         c["seed"] = stored.get("seed")
-    diff = [k for k in SCHEDULE_KEYS if stored.get(k) != c.get(k) and k != "openings"]
+    diff = [k for k in SCHEDULE_KEYS if stored.get(k) != c.get(k) and k not in ("openings", "players")]
     if stored.get("openings_sha256") is None and stored.get("openings") != c.get("openings"):
         diff.append("openings")
-    if stored.get("player_files") not in (None, c.get("player_files")):
-        changed = [k for k in c.get("player_files", {})
-                   if stored["player_files"].get(k) != c["player_files"].get(k)]
-        warn(f"the files of {', '.join(changed) or 'some players'} changed since the run started "
-             "(sha256 in tournament.json): old and new results are mixed")
+    others = ("" if not diff else f"; the settings changed too ({', '.join(diff)}). Stored: "
+              + ", ".join(f"{k}={stored.get(k)!r}" for k in diff))
+    if stored.get("players") != c.get("players"):
+        raise TournamentError(f"{out}: {_players_changed(stored.get('players') or [], c.get('players') or [])}; "
+                              "a resume must use the same players (rerun with the same player arguments and "
+                              "--resume, or use a new --out folder)" + others)
     if diff:
         raise TournamentError(
             f"{out} holds a tournament with different settings ({', '.join(diff)}); "
             "rerun with the same arguments and --resume, or use a new --out folder. Stored: "
             + ", ".join(f"{k}={stored.get(k)!r}" for k in diff))
+    if stored.get("player_files") not in (None, c.get("player_files")):
+        new_files = c.get("player_files", {})
+        changed = [k for k in new_files if stored["player_files"].get(k) != new_files.get(k)]
+        warn(f"the files of {', '.join(changed) or 'some players'} changed since the run started "
+             "(sha256 in tournament.json): old and new results are mixed")
+
+
+def _players_changed(old: Sequence[Sequence[str]], new: Sequence[Sequence[str]]) -> str:
+    """What changed between two player lists (each player: its spec token and options)."""
+    def text(tokens: Sequence[str]) -> str:
+        return " ".join(tokens)
+    if len(old) != len(new):
+        return (f"the players changed from {', '.join(repr(text(p)) for p in old)} "
+                f"to {', '.join(repr(text(p)) for p in new)}")
+    return "; ".join(f"player {i + 1}'s spec changed from {text(a)!r} to {text(b)!r}"
+                     for i, (a, b) in enumerate(zip(old, new)) if list(a) != list(b))
