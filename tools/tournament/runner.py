@@ -33,6 +33,12 @@ loses that game only: it is played again on a fresh worker once, else recorded a
 ``--resume`` plays it). With Ray on several machines, the package and every engine command must exist on every
 machine; ``model:`` networks are shipped to the workers by value (their files need only exist here).
 
+Checks before anything is written (:meth:`Runner.prepare`): the folder and, on resume, the stored configuration;
+the schedule (openings read and checked against the board and the rule); and, when games are left to play, every
+player (:mod:`tools.tournament.preflight`: each model loaded, each external engine started once and answering
+``ABOUT`` and ``START`` at the board size, then ended). A failure is one line and exit code 2, and a new output
+folder is not created, so the corrected command can use it.
+
 Resume: rerun the same command with the same ``--out`` and ``--resume``. Without ``--resume`` an existing,
 non-empty output folder is refused ("use --resume to continue, or choose a new folder"), so that a finished or
 unrelated run is never extended by accident; ``--resume`` on a missing or empty folder starts a new run, and on a
@@ -41,7 +47,8 @@ are skipped, a torn last line is discarded, the schedule is rebuilt from the rec
 missing games are played: with deterministic players (in-process, fixed visits) a resumed run ends with
 exactly the results of an uninterrupted one. ``--games`` may be raised to extend a finished run. Changing
 anything that shapes the schedule or the players (players, format, openings, rule, size, time control, visits,
-draw-after, seed) is refused.
+draw-after, seed) is refused; a changed player is named with its old and new spec. A changed file behind a
+player (a model, an engine's program: sha256 in ``tournament.json``) only warns.
 
 Display: on a terminal, a live table (rank, Elo +/- 95 %, LOS against the next player, games, W-D-L, score,
 games left, time losses, crashes, other forfeits) with a progress bar (:mod:`tools.tournament.live`); the
@@ -73,7 +80,8 @@ from .config import TournamentError, check_folder, check_resumed, default_concur
 from .game import GameSpec
 from .pgn import write_pgn
 from .preflight import check_players
-from .results import ResultsFile, err_text, format_summary, json_safe, match_score_line, summarize
+from .results import (ResultsFile, err_text, format_summary, json_safe, match_score_line, perfect_text,
+                      summarize)
 from .schedule import build_schedule, file_sha256, load_book, pairings, parse_openings_arg
 from .worker import WORKER_TARGET, GameRunner, game_limit_s, shipped_models
 
@@ -327,10 +335,14 @@ class Runner:
             return
         names = self.config["names"]
         t = ps["trinomial"]
-        line = f"{match_score_line(names[0], names[1], ps)}; Elo {t['elo']:+.1f} +/- {err_text(t)}"
-        if ps["pairs"]:
-            p = ps["pentanomial"]
-            line += f"; penta {ps['penta']} Elo {p['elo']:+.1f} +/- {err_text(p)}"
+        line = match_score_line(names[0], names[1], ps)
+        if ps.get("perfect_bound") is not None:
+            line += f"; {perfect_text(ps, s['confidence'])}" + (f"; penta {ps['penta']}" if ps["pairs"] else "")
+        else:
+            line += f"; Elo {t['elo']:+.1f} +/- {err_text(t)}"
+            if ps["pairs"]:
+                p = ps["pentanomial"]
+                line += f"; penta {ps['penta']} Elo {p['elo']:+.1f} +/- {err_text(p)}"
         if "sprt" in s:
             sp = s["sprt"]
             line += f"; LLR {sp['llr']:.2f} [{sp['lower']:.2f}, {sp['upper']:.2f}]"
