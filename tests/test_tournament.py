@@ -808,3 +808,16 @@ def test_resume_with_a_changed_player_spec_says_so(tmp_path, capsys):
     fake.write_text(FAKE + "\n# changed\n")
     code, text = run_cli([*args, "--games", 4, "--resume"], capsys)
     assert code == 0 and "the files of fake changed" in text and len(results(out2)) == 4, text
+
+
+def test_a_refused_player_is_one_line_from_the_command(tmp_path):
+    """From the command line (no logging configured), an engine that refuses START is reported once: the
+    engine client's warning is not printed beside the error."""
+    env = dict(os.environ)
+    env.pop("PYTHONUNBUFFERED", None)
+    out = tmp_path / "x"
+    p = subprocess.run([sys.executable, "-m", "tools.tournament", _picky(tmp_path, "-", 15), "random", "--size", "20",
+                        "--out", str(out)], cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and not out.exists()
+    assert p.stderr.splitlines() == [f"gomoku tournament: player 'picky' ({_picky(tmp_path, '-', 15)}): answered "
+                                     "'ERROR unsupported size' to START 20 instead of OK"], p.stderr

@@ -67,6 +67,14 @@ def check_player(spec: PlayerSpec, config: Dict[str, Any]) -> None:
 
 def check_players(config: Dict[str, Any]) -> None:
     """:func:`check_player` for every player of ``config``, in order; the first failure raises
-    :class:`PlayerCheckError`."""
-    for spec in player_specs(config):
-        check_player(spec, config)
+    :class:`PlayerCheckError`. With no logging handler configured (the command line, before its run log exists)
+    the engine client's own warning about the failure is not printed: the error says it once."""
+    quiet = logging.NullHandler()
+    top = logging.getLogger("gomoku")
+    if not top.hasHandlers():   # else Python's last-resort handler would print each warning to stderr
+        top.addHandler(quiet)
+    try:
+        for spec in player_specs(config):
+            check_player(spec, config)
+    finally:
+        top.removeHandler(quiet)
