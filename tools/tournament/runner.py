@@ -31,7 +31,7 @@ for the cluster running on this machine, none for a private instance on this mac
 players once and keeps them (networks, engine processes). A worker that dies or overruns the game's wall limit
 loses that game only: it is played again on a fresh worker once, else recorded as not played (no result line;
 ``--resume`` plays it). With Ray on several machines, the package and every engine command must exist on every
-machine; ``model:`` networks are shipped to the workers by value (their files need only exist here).
+machine, this one included (the players are checked here first); ``model:`` networks are shipped to the workers by value (their files need only exist here).
 
 Checks before anything is written (:meth:`Runner.prepare`): the folder and, on resume, the stored configuration;
 the schedule (openings read and checked against the board and the rule); and, when games are left to play, every
