@@ -31,7 +31,8 @@ for the cluster running on this machine, none for a private instance on this mac
 players once and keeps them (networks, engine processes). A worker that dies or overruns the game's wall limit
 loses that game only: it is played again on a fresh worker once, else recorded as not played (no result line;
 ``--resume`` plays it). With Ray on several machines, the package and every engine command must exist on every
-machine, this one included (the players are checked here first); ``model:`` networks are shipped to the workers by value (their files need only exist here).
+machine, this one included (the players are checked here first); ``model:`` networks are shipped to the workers
+by value (their files need only exist here).
 
 Checks before anything is written (:meth:`Runner.prepare`): the folder and, on resume, the stored configuration;
 the schedule (openings read and checked against the board and the rule); and, when games are left to play, every
@@ -161,8 +162,8 @@ class Runner:
         (:func:`~tools.tournament.preflight.check_players`: models loaded, engines started and ended). Only then
         are the folder, ``games/`` and ``logs/`` created and ``tournament.json`` written, so a run refused here
         leaves no folder behind (on resume, a torn last line of ``results.jsonl`` is cut away when it is read:
-        :meth:`~tools.tournament.results.ResultsFile.load`). Raises TournamentError (:class:`~tools.tournament.preflight.PlayerCheckError`
-        for a player)."""
+        :meth:`~tools.tournament.results.ResultsFile.load`). Raises TournamentError
+        (:class:`~tools.tournament.preflight.PlayerCheckError` for a player)."""
         check_folder(self.out, self.resume)
         tj = os.path.join(self.out, "tournament.json")
         c = self.config
@@ -191,6 +192,7 @@ class Runner:
         rule = Rule.parse(c["rule"])
         book = None
         if kind == "file":
+            assert path is not None   # parse_openings_arg gives a file its path
             try:
                 if file_sha256(path) != c["openings_sha256"]:  # pragma: no cover - changed during the run
                     raise TournamentError(f"{path} changed")
