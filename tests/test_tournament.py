@@ -627,3 +627,197 @@ def test_every_termination_survives_the_sgf_record(tmp_path):
         path = tmp_path / f"{name}.sgf"
         path.write_text(write_sgf(record_of(res, cfg)), encoding="utf-8")
         assert read_sgf(path).result.termination is term, name
+
+
+# ------------------------------------------------------------------------------------------ first contact
+#: a pbrain engine that only starts: ABOUT, START on the sizes in argv[2] (else ERROR), END; argv[1]: a file that
+#: gets every line it reads and "exit" when it leaves (argv[1] "-": no log; argv[3] "quit": exits before ABOUT)
+PICKY = r'''
+import sys
+log = None if sys.argv[1] == "-" else open(sys.argv[1], "a")
+sizes = {int(s) for s in sys.argv[2].split(",")}
+if len(sys.argv) > 3 and sys.argv[3] == "quit":
+    sys.exit(5)
+for line in sys.stdin:
+    line = line.strip()
+    if log:
+        log.write(line + "\n"); log.flush()
+    word = line.split()[0].upper() if line else ""
+    if word == "ABOUT":
+        print('name="picky", version="1"', flush=True)
+    elif word == "START":
+        print("OK" if int(line.split()[1]) in sizes else "ERROR unsupported size", flush=True)
+    elif word == "END":
+        break
+if log:
+    log.write("exit\n"); log.flush()
+'''
+
+
+def _picky(tmp_path, *args):
+    path = tmp_path / "picky.py"
+    path.write_text(PICKY)
+    return f"cmd={sys.executable} {path} " + " ".join(str(a) for a in args)
+
+
+def _refused(tmp_path, capsys, players, *extra):
+    """Run a tournament that must be refused before it writes anything: (stderr lines, the --out path)."""
+    out = tmp_path / "refused"
+    code = T.main([*players, "--games", "2", "-j", "1", "--move-timeout", "2", "--out", str(out),
+                   *map(str, extra)])
+    cap = capsys.readouterr()
+    assert code == 2, cap
+    assert "Finished game" not in cap.out
+    assert not out.exists(), sorted(p.name for p in out.iterdir())
+    lines = [x for x in cap.err.splitlines() if x.strip()]
+    assert len(lines) == 1, cap.err
+    return lines[0], out
+
+
+@pytest.mark.parametrize("case", ["model", "missing", "not-executable", "exits", "size"])
+def test_players_are_checked_before_anything_is_written(tmp_path, capsys, case):
+    """A player that cannot be created (a model that is not there, an engine that cannot be run, exits before
+    ABOUT, or refuses START at the tournament's size) stops the run before the first game: exit 2, one line
+    naming the player and why, and no --out folder (it used to play every game as a crash forfeit)."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a program\n")
+    notes.chmod(0o644)
+    spec, name, why = {
+        "model": ("model:/nope.json:100", "model:/nope.json:100", "cannot load /nope.json: "),
+        "missing": ("cmd=/nonexistent/engine", "engine", "No such file or directory"),
+        "not-executable": (f"cmd={notes}", "notes", "Permission denied"),
+        "exits": (_picky(tmp_path, "-", 15, "quit"), "picky", "exited with code 5"),
+        "size": (_picky(tmp_path, "-", 15), "picky", "to START 20 instead of OK"),
+    }[case]
+    line, _ = _refused(tmp_path, capsys, [spec, "heuristic:50"], "--size", 20 if case == "size" else 15)
+    assert line.startswith(f"gomoku tournament: player {name!r}"), line
+    assert why in line, line
+    if spec.startswith("cmd="):
+        assert spec in line, line  # the engine's spec beside its default name
+
+
+def test_each_engine_is_started_once_at_the_board_size_and_ended_before_the_games(tmp_path):
+    """The check starts each external engine once: ABOUT, START at the tournament's board size, END, and the
+    process exits; nothing is written to --out."""
+    import argparse
+    from tools.tournament.preflight import check_players
+    log = tmp_path / "engine.log"
+    p = argparse.ArgumentParser()
+    T.configure_parser(p)
+    a = p.parse_args([_picky(tmp_path, log, 20), "random", "--size", "20", "--out", str(tmp_path / "x")])
+    check_players(T.build_config(a))
+    lines = log.read_text().splitlines()
+    assert lines[:2] == ["ABOUT", "START 20"] and lines[-2:] == ["END", "exit"], lines
+    assert all(x.startswith("INFO ") for x in lines[2:-2]), lines
+    assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize("bad", [["--size", "99"], ["--size", "4"], ["--openings", "GARBAGE"],
+                                 ["--openings", "random:40", "--size", "5"]])
+def test_bad_arguments_create_no_folder_so_the_corrected_command_runs(tmp_path, capsys, bad):
+    """Arguments that cannot make a tournament (a board size outside 5..32, an opening file without a usable
+    opening, openings that do not fit the board) are refused before --out is created, so the corrected
+    command runs in the same folder (it used to be refused as "not empty (an earlier run?)")."""
+    garbage = tmp_path / "garbage.txt"
+    garbage.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    bad = [str(garbage) if x == "GARBAGE" else x for x in bad]
+    players = ["random", "random", "name=b"]
+    line, out = _refused(tmp_path, capsys, players, *bad)
+    assert line.startswith("gomoku tournament: "), line
+    code, _ = run_cli([*players, "--games", 2, "-j", 1, "--draw-after", 10, "--out", out], capsys)
+    assert code == 0 and len(results(out)) == 2
+
+
+def _records(scores):
+    """Result lines of a match a (index 0) vs b in colour-swapped pairs; ``scores``: a's score in each game."""
+    recs = []
+    for g, sa in enumerate(scores):
+        a_black = g % 2 == 0
+        sb = sa if a_black else 1 - sa
+        recs.append({"game": g, "pair": g // 2, "black_index": 0 if a_black else 1,
+                     "white_index": 1 if a_black else 0, "termination": "five",
+                     "result": {1.0: "1-0", 0.0: "0-1", 0.5: "1/2-1/2"}[sb]})
+    return recs
+
+
+@pytest.mark.parametrize("won", [True, False])
+def test_a_perfect_score_reports_only_its_one_sided_bound(won):
+    """4-0 (or 0-4): no variance, so no +/-, no interval, no point estimate at the score clamp (+/-1199.8) and
+    no Bradley-Terry rating from the prior alone; only the exact one-sided bound, at the confidence it states
+    (95 % one-sided: s^4 = 0.05, s = 0.473, Elo > -18.9; it used to solve s^4 = 0.025, a 97.5 % bound)."""
+    from tools.tournament.live import footer_lines
+    from tools.tournament.results import summarize
+    s = summarize(_records([1.0 if won else 0.0] * 4), ["a", "b"], "match", [(0, 1)], 4)
+    bound = R.elo_from_score(0.05 ** (1 / 4), eps=0.0)
+    assert bound == pytest.approx(-18.87, abs=0.01)
+    ps = s["pairings"][0]
+    assert ps["perfect_bound"] == pytest.approx(bound if won else -bound)
+    text = format_summary(s, "h")
+    rel = f"{'>' if won else '<'} {bound if won else -bound:+.1f}"
+    assert f"Elo {rel} (95 % one-sided" in text and f"Elo difference {rel} (95 % one-sided" in text, text
+    for pretends in ("1199.8", "+/- -", "Elo +", "Elo -", "95 %: [", "LOS"):
+        assert pretends not in text.replace(f"Elo {rel}", "").replace(f"difference {rel}", ""), (pretends, text)
+    rating = [x for x in text.splitlines() if x.strip().startswith(("1  ", "2  "))]
+    assert len(rating) == 2 and all(x.split()[2:4] == ["-", "-"] for x in rating), rating  # Elo, +/-
+    assert "not estimable" in text
+    assert s["rating"]["perfect"] == (["won", "lost"] if won else ["lost", "won"])
+    foot = " ".join(footer_lines(s))
+    assert f"Elo {rel} (95 % one-sided)" in foot and "1199.8" not in foot and "± -" not in foot, foot
+    rows = render_rows(s, [0, 0])
+    assert [(r[2], r[3], r[4]) for r in rows] == [("-", "-", "-")] * 2, rows  # Elo, ±95%, LOS
+
+
+def test_w_d_l_in_one_order_everywhere():
+    """3 wins, 2 draws, 1 loss read 3-2-1 (W-D-L) in the live table, its footer, the pairings and the match
+    block (the pairings used to print W-L-D)."""
+    from tools.tournament.live import footer_lines
+    from tools.tournament.results import match_score_line, summarize
+    s = summarize(_records([1.0, 1.0, 1.0, 0.5, 0.5, 0.0]), ["a", "b"], "match", [(0, 1)], 6)
+    text = format_summary(s, "h")
+    pairing = [x for x in text.splitlines() if x.startswith("  a vs b: ")]
+    assert len(pairing) == 1 and pairing[0].startswith("  a vs b: 3 - 2 - 1 (W-D-L)"), pairing
+    assert "Score of a vs b: 3 - 2 - 1 (W-D-L)" in text
+    assert match_score_line("a", "b", s["pairings"][0]).startswith("Score of a vs b: 3 - 2 - 1 (W-D-L)")
+    assert footer_lines(s)[1].startswith("3 - 2 - 1 (W-D-L)"), footer_lines(s)
+    row = [r for r in render_rows(s, [0, 0]) if r[1] == "a"][0]
+    assert row[6] == "3-2-1"
+    assert "W-L-D" not in text + " ".join(footer_lines(s))
+
+
+def test_resume_with_a_changed_player_spec_says_so(tmp_path, capsys):
+    """A resume whose in-process player changed (pure:30 -> pure:20) is refused with one message that names
+    the change, not a warning that the player's files changed (pure has none) and old and new results are
+    mixed; an engine whose program file changed still gets that warning, and plays on."""
+    out = tmp_path / "spec"
+    base = ["random", "--games", 2, "-j", 1, "--draw-after", 10, "--out", out]
+    code, _ = run_cli(["pure:30", *base], capsys)
+    assert code == 0
+    code = T.main([str(a) for a in ["pure:20", *base, "--resume"]])
+    cap = capsys.readouterr()
+    assert code == 2
+    assert "files of" not in cap.out + cap.err and "mixed" not in cap.out + cap.err, cap
+    assert "spec changed from 'pure:30' to 'pure:20'" in cap.err and "the same players" in cap.err, cap.err
+    # a changed engine file: a warning, and the resumed run goes on
+    from tests.test_manager import FAKE
+    fake = tmp_path / "fake.py"
+    fake.write_text(FAKE)
+    out2 = tmp_path / "files"
+    args = [f"cmd={sys.executable} {fake}", "name=fake", "random", "--draw-after", 10, "-j", 1, "--out", out2]
+    code, _ = run_cli([*args, "--games", 2], capsys)
+    assert code == 0
+    fake.write_text(FAKE + "\n# changed\n")
+    code, text = run_cli([*args, "--games", 4, "--resume"], capsys)
+    assert code == 0 and "the files of fake changed" in text and len(results(out2)) == 4, text
+
+
+def test_a_refused_player_is_one_line_from_the_command(tmp_path):
+    """From the command line (no logging configured), an engine that refuses START is reported once: the
+    engine client's warning is not printed beside the error."""
+    env = dict(os.environ)
+    env.pop("PYTHONUNBUFFERED", None)
+    out = tmp_path / "x"
+    p = subprocess.run([sys.executable, "-m", "tools.tournament", _picky(tmp_path, "-", 15), "random", "--size", "20",
+                        "--out", str(out)], cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and not out.exists()
+    assert p.stderr.splitlines() == [f"gomoku tournament: player 'picky' ({_picky(tmp_path, '-', 15)}): answered "
+                                     "'ERROR unsupported size' to START 20 instead of OK"], p.stderr

@@ -8,6 +8,8 @@ The parts, in the order a run uses them:
 - :mod:`tools.tournament.players`: player specs (``heuristic:800 name=h``, ``cmd="..."``) and the in-process
   and external-engine adapters the referee drives;
 - :mod:`tools.tournament.schedule`: formats, pairings, openings and the seeded game schedule;
+- :mod:`tools.tournament.preflight`: every player created once (models loaded, engines started and ended) before
+  the output folder is written;
 - :mod:`tools.tournament.runner`: one tournament in one output folder (resume, record, report, stop);
 - :mod:`tools.tournament.worker`: playing scheduled games, inline or on a :mod:`gomoku_ai.workers` pool;
 - :mod:`tools.tournament.game`: one scheduled game through the referee of :mod:`gomoku_ai.match` and the

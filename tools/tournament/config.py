@@ -11,10 +11,12 @@ sha256), rule, size, time control, timeouts (ms), seed, workers, records and the
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 from typing import Any, Callable, Dict, List, Sequence
 
+from gomoku_ai.board import MAX_SIZE, MIN_SIZE
 from gomoku_ai.match import TimeControl
 from gomoku_ai.rules import Rule
 from gomoku_ai.workers import BACKENDS
@@ -60,6 +62,8 @@ def build_config(args: argparse.Namespace) -> Dict[str, Any]:
         rule = Rule.parse(args.rule)
     except ValueError as e:
         raise TournamentError(str(e)) from None
+    if not MIN_SIZE <= args.size <= MAX_SIZE:
+        raise TournamentError(f"--size {args.size}: a board side is {MIN_SIZE} to {MAX_SIZE} (15 or 20 in Gomocup)")
     try:
         tc = TimeControl.parse(args.tc)
     except ValueError as e:
@@ -95,6 +99,7 @@ def build_config(args: argparse.Namespace) -> Dict[str, Any]:
         raise TournamentError("--draw-after must be positive")
     if args.visits is not None and args.visits < 1:
         raise TournamentError("--visits must be positive")
+    _check_numbers(args)
     conc = args.concurrency if args.concurrency is not None else default_concurrency()
     if conc < 1:
         raise TournamentError("-j must be at least 1")
@@ -118,6 +123,22 @@ def build_config(args: argparse.Namespace) -> Dict[str, Any]:
         "prior": float(args.prior), "anchor": anchor, "anchor_elo": anchor_elo,
         "report_every": args.report_every, "quiet": bool(args.quiet),
     }
+
+
+def _check_numbers(args: argparse.Namespace) -> None:
+    """The timeouts, the prior, the report interval and (with ``--sprt``) the test's settings; TournamentError."""
+    for opt, v in (("--tolerance", args.tolerance), ("--prior", args.prior), ("--report-every", args.report_every)):
+        if not (math.isfinite(v) and v >= 0):
+            raise TournamentError(f"{opt} must not be negative, not {v:g}")
+    for opt, v in (("--move-timeout", args.move_timeout), ("--startup-timeout", args.startup_timeout)):
+        if not (math.isfinite(v) and v > 0):
+            raise TournamentError(f"{opt} must be positive, not {v:g}")
+    if args.sprt:
+        for opt, v in (("--alpha", args.alpha), ("--beta", args.beta)):
+            if not 0 < v < 1:
+                raise TournamentError(f"{opt} must be between 0 and 1, not {v:g}")
+        if not args.elo0 < args.elo1:
+            raise TournamentError(f"--elo0 ({args.elo0:g}) must be below --elo1 ({args.elo1:g})")
 
 
 def player_files(specs: Sequence[Any]) -> Dict[str, Dict[str, str]]:
@@ -164,23 +185,41 @@ def check_folder(out: str, resume: bool) -> None:
 
 
 def check_resumed(stored: Dict[str, Any], config: Dict[str, Any], out: str, warn: Callable[[str], None]) -> None:
-    """Check that ``config`` continues the tournament ``stored`` (the ``tournament.json`` in ``out``): the
-    :data:`SCHEDULE_KEYS` must be equal (an openings file by its sha256, so that it may move), else
-    TournamentError. A seed left unset in ``config`` is taken from ``stored`` (``config`` is updated). Changed
-    player files (``player_files`` sha256) only ``warn``: the results then mix old and new versions."""
+    """Check that ``config`` continues the tournament ``stored`` (the ``tournament.json`` in ``out``): the same
+    players (their specs and options, token for token), and the other :data:`SCHEDULE_KEYS` equal (an openings
+    file by its sha256, so that it may move), else TournamentError. A seed left unset in ``config`` is taken
+    from ``stored`` (``config`` is updated). With the same players, changed player files (``player_files``
+    sha256: a model, an engine's program) only ``warn``: the results then mix old and new versions."""
     c = config
     if c.get("seed") is None:
         c["seed"] = stored.get("seed")
-    diff = [k for k in SCHEDULE_KEYS if stored.get(k) != c.get(k) and k != "openings"]
+    diff = [k for k in SCHEDULE_KEYS if stored.get(k) != c.get(k) and k not in ("openings", "players")]
     if stored.get("openings_sha256") is None and stored.get("openings") != c.get("openings"):
         diff.append("openings")
-    if stored.get("player_files") not in (None, c.get("player_files")):
-        changed = [k for k in c.get("player_files", {})
-                   if stored["player_files"].get(k) != c["player_files"].get(k)]
-        warn(f"the files of {', '.join(changed) or 'some players'} changed since the run started "
-             "(sha256 in tournament.json): old and new results are mixed")
+    others = ("" if not diff else f"; the settings changed too ({', '.join(diff)}). Stored: "
+              + ", ".join(f"{k}={stored.get(k)!r}" for k in diff))
+    if stored.get("players") != c.get("players"):
+        raise TournamentError(f"{out}: {_players_changed(stored.get('players') or [], c.get('players') or [])}; "
+                              "a resume must use the same players (rerun with the same player arguments and "
+                              "--resume, or use a new --out folder)" + others)
     if diff:
         raise TournamentError(
             f"{out} holds a tournament with different settings ({', '.join(diff)}); "
             "rerun with the same arguments and --resume, or use a new --out folder. Stored: "
             + ", ".join(f"{k}={stored.get(k)!r}" for k in diff))
+    if stored.get("player_files") not in (None, c.get("player_files")):
+        new_files = c.get("player_files", {})
+        changed = [k for k in new_files if stored["player_files"].get(k) != new_files.get(k)]
+        warn(f"the files of {', '.join(changed) or 'some players'} changed since the run started "
+             "(sha256 in tournament.json): old and new results are mixed")
+
+
+def _players_changed(old: Sequence[Sequence[str]], new: Sequence[Sequence[str]]) -> str:
+    """What changed between two player lists (each player: its spec token and options)."""
+    def text(tokens: Sequence[str]) -> str:
+        return " ".join(tokens)
+    if len(old) != len(new):
+        return (f"the players changed from {', '.join(repr(text(p)) for p in old)} "
+                f"to {', '.join(repr(text(p)) for p in new)}")
+    return "; ".join(f"player {i + 1}'s spec changed from {text(a)!r} to {text(b)!r}"
+                     for i, (a, b) in enumerate(zip(old, new)) if list(a) != list(b))

@@ -4,16 +4,19 @@ Used only when stdout is a terminal (and not ``--no-live``); otherwise the runne
 runner prints (finished games, warnings) go through :meth:`LiveDisplay.print` and scroll above the table.
 
 Table columns: rank, name, Elo and its 95 % +/- (the Bradley-Terry fit of the summary, first-move term
-included), LOS against the next player in the ranking (from the rating covariance), games, W-D-L, score,
+included; ``-`` for a player who won or lost every game, whose rating is not estimable), LOS against the next
+player in the ranking (from the rating covariance), games, W-D-L, score,
 games left in the schedule, and failure counters (time losses, crashes, and other forfeits: protocol errors,
 illegal and forbidden moves). Below it: the games progress bar (done / total, elapsed, remaining) and, for a
-match, the pentanomial Elo and the SPRT state.
+match, its W-D-L with the Elo estimates (or, for a perfect score, only the one-sided bound) and the SPRT state.
 """
 from __future__ import annotations
 
 import math
 import threading
 from typing import Any, Dict, List, Optional, Sequence
+
+from .results import perfect_text, wdl_text
 
 
 def _f(v: Optional[float], spec: str = ".1f") -> str:
@@ -37,23 +40,34 @@ def standings_table(s: Dict[str, Any], left: Sequence[int], title: Optional[str]
                       ("LOS↓", "right"), ("Games", "right"), ("W-D-L", "right"), ("Score", "right"),
                       ("Left", "right"), ("Time", "right"), ("Crash", "right"), ("Other", "right")):
         t.add_column(col, justify=just, no_wrap=True)
+    perfect = rt.get("perfect") or [None] * n
     for rank, i in enumerate(order, 1):
         p = s["players"][i]
         los = "-"
-        if has_elo and rank < n and rt.get("los"):
+        if has_elo and rank < n and rt.get("los") and not perfect[i] and not perfect[order[rank]]:
             v = rt["los"][i][order[rank]]
             los = "-" if v is None else f"{100 * v:.1f}%"
         f = p["failures"]
         other = f["protocol"] + f["illegal"] + f["forbidden"]
         t.add_row(str(rank), p["name"],
-                  _f(rt["elo"][i], "+.1f") if has_elo else "-",
-                  _f(rt["err"][i]) if "err" in rt else "-", los, str(p["games"]),
+                  _f(rt["elo"][i], "+.1f") if has_elo and not perfect[i] else "-",
+                  _f(rt["err"][i]) if "err" in rt and not perfect[i] else "-", los, str(p["games"]),
                   f"{p['w']}-{p['d']}-{p['l']}",
                   f"{100 * p['score']:.1f}%" if p["score"] is not None else "-",
                   str(left[i]) if i < len(left) else "-",
                   str(f["time"]) if f["time"] else "·", str(f["crash"]) if f["crash"] else "·",
                   str(other) if other else "·")
     return t
+
+
+def _estimate_text(ps: Dict[str, Any]) -> str:
+    """Elo ± 95 % and LOS of a pairing (trinomial), and the pentanomial estimate over its complete pairs."""
+    t = ps["trinomial"]
+    line = f"Elo {t['elo']:+.1f} ± {_f(t['elo_err']) if t.get('se') else '-'}, LOS {100 * t['los']:.1f}%"
+    if ps["pairs"]:
+        p = ps["pentanomial"]
+        line += f"; penta {ps['penta']} Elo {p['elo']:+.1f} ± {_f(p['elo_err']) if p.get('se') else '-'}"
+    return line
 
 
 def footer_lines(s: Dict[str, Any]) -> List[str]:
@@ -66,13 +80,13 @@ def footer_lines(s: Dict[str, Any]) -> List[str]:
     if s["format"] == "match" and s["pairings"] and s["pairings"][0]["games"]:
         ps = s["pairings"][0]
         t = ps["trinomial"]
-        line = (f"{ps['w']} - {ps['l']} - {ps['d']} (W-L-D) [{t['score']:.3f}], Elo {t['elo']:+.1f} ± "
-                f"{_f(t['elo_err']) if t.get('se') else '-'}, LOS {100 * t['los']:.1f}%")
-        if ps["pairs"]:
-            p = ps["pentanomial"]
-            line += (f"; penta {ps['penta']} Elo {p['elo']:+.1f} ± "
-                     f"{_f(p['elo_err']) if p.get('se') else '-'}")
-        out.append(line)
+        line = f"{wdl_text(ps)} [{t['score']:.3f}], "
+        if ps.get("perfect_bound") is not None:
+            out.append(line + perfect_text(ps, s["confidence"]) + (f"; penta {ps['penta']}" if ps["pairs"] else ""))
+        else:
+            out.append(line + _estimate_text(ps))
+    if any(rt.get("perfect") or ()):
+        out.append("-: not estimable (a player who won or lost every game has no finite rating)")
     if "sprt" in s:
         sp = s["sprt"]
         out.append(f"SPRT [{sp['elo0']:g}, {sp['elo1']:g}] LLR {sp['llr']:.2f} ({100 * sp['fraction']:.0f}%) "

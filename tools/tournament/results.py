@@ -7,7 +7,10 @@ are skipped with a warning; a game id seen twice keeps its first result.
 
 :func:`summarize` turns the records into a JSON-able summary (per-player counts and failure counters, the
 crosstable, pairwise and match statistics with pentanomial counts over complete pairs, SPRT state, and a
-Bradley-Terry rating fit with a first-move term); :func:`format_summary` prints it.
+Bradley-Terry rating fit with a first-move term); :func:`format_summary` prints it. Counts are written in one
+order everywhere: W-D-L (wins, draws, losses of the first-named player). A perfect score (every game won, or every
+game lost) is reported by its exact one-sided bound only (:func:`perfect_score_bound`): no +/-, no interval, no
+point estimate, and no Bradley-Terry rating for a player with such a record.
 """
 from __future__ import annotations
 
@@ -112,6 +115,32 @@ def _est_dict(e: Optional[R.EloEstimate]) -> Optional[Dict[str, Any]]:
             "elo_hi": e.elo_hi, "los": e.los, "nelo": e.nelo, "draw_ratio": e.draw_ratio, "se": e.se}
 
 
+def perfect_score_bound(n: int, confidence: float = 0.95) -> float:
+    """After ``n`` games all won, the Elo difference exceeded with ``confidence``, one-sided (negate it for all
+    lost): the exact binomial (Clopper-Pearson) bound, the score ``s`` at which ``n`` wins in ``n`` games have
+    probability ``1 - confidence`` (``s^n = 0.05`` for 95 %), as Elo.
+
+    Such a sample has no variance: the trinomial and pentanomial +/- are 0, their intervals empty and their point
+    estimate is the score clamp (+/-1199.8 at the clamp 1e-3 of RATING.md section 2), so the bound is all there is
+    to report. RATING.md gives no formula for it; it says that maximum likelihood has no finite rating for a
+    player who never lost (section 3: KataGo's ``compute_elos``; BayesElo is finite only through its prior, Ordo
+    reports a floor or ceiling instead) and asks for a floor or ceiling for perfect scores (section 5).
+    (:func:`gomoku_ai.rating.perfect_score_bound` solves ``s^n = (1 - confidence) / 2``: the lower end of the
+    two-sided interval, which is a ``(1 + confidence) / 2`` one-sided bound, 97.5 % for 95 %.)"""
+    if n <= 0:
+        raise R.RatingError("no games")
+    return R.elo_from_score((1.0 - confidence) ** (1.0 / n), eps=0.0)
+
+
+def perfect_text(ps: Dict[str, Any], confidence: float) -> str:
+    """``Elo > -18.9 (95 % one-sided)`` for the pairing statistics ``ps`` of a perfect score (from the first
+    player's side), '' for any other."""
+    pb = ps.get("perfect_bound")
+    if pb is None:
+        return ""
+    return f"Elo {'>' if ps.get('perfect') == 'won' else '<'} {pb:+.1f} ({int(round(100 * confidence))} % one-sided)"
+
+
 def pair_stats(records: Iterable[Dict[str, Any]], a: int, b: int, confidence: float = 0.95) -> Dict[str, Any]:
     """Statistics of player ``a`` against ``b``: W/D/L, trinomial Elo, pentanomial counts over complete pairs
     and their Elo, LOS, Black's score in these games."""
@@ -140,7 +169,7 @@ def pair_stats(records: Iterable[Dict[str, Any]], a: int, b: int, confidence: fl
     pen = R.pentanomial(penta, confidence) if complete else None
     bound = None
     if n and (w == n or l == n):  # no variance: report the exact one-sided bound instead of +/-
-        bound = R.perfect_score_bound(n, confidence) * (1 if w == n else -1)
+        bound = perfect_score_bound(n, confidence) * (1 if w == n else -1)
     return {"a": a, "b": b, "games": n, "w": w, "d": d, "l": l, "penta": penta, "pairs": len(complete),
             "perfect_bound": bound, "perfect": None if bound is None else ("won" if w == n else "lost"),
             "trinomial": _est_dict(tri), "pentanomial": _est_dict(pen),
@@ -180,6 +209,8 @@ def summarize(records: Sequence[Dict[str, Any]], names: Sequence[str], fmt: str,
             players[bi if off == "black" else wi]["failures"][r["termination"]] += 1
     for p in players:
         p["score"] = p["points"] / p["games"] if p["games"] else None
+    perfect = [None if not p["games"] else "won" if p["w"] == p["games"] else "lost" if p["l"] == p["games"]
+               else None for p in players]
     out: Dict[str, Any] = {
         "format": fmt, "players": players, "games_played": len(records), "games_total": total_games,
         "crosstable": cross, "terminations": terminations,
@@ -188,8 +219,11 @@ def summarize(records: Sequence[Dict[str, Any]], names: Sequence[str], fmt: str,
         "confidence": confidence,
     }
     # ratings
+    # a player who won (or lost) every game has no finite maximum-likelihood rating: its fitted one comes from
+    # the prior alone, so the text and the live table show none (see perfect_score_bound)
     rating: Dict[str, Any] = {"model": "bradley-terry", "prior_draws": prior, "first_move": True,
-                              "anchor": None if anchor is None else names[anchor], "anchor_elo": anchor_elo}
+                              "anchor": None if anchor is None else names[anchor], "anchor_elo": anchor_elo,
+                              "perfect": perfect}
     try:
         bt = R.bradley_terry(bt_games, n, first_move=True, prior=prior, anchor=anchor, anchor_elo=anchor_elo)
         z = R.z_value(confidence)
@@ -273,10 +307,16 @@ def _fmt(v: Optional[float], spec: str = ".1f") -> str:
     return format(v, spec)
 
 
+def wdl_text(ps: Dict[str, Any]) -> str:
+    """``W - D - L (W-D-L)`` of the pairing statistics ``ps`` (from the first player's side)."""
+    return f"{ps['w']} - {ps['d']} - {ps['l']} (W-D-L)"
+
+
 def match_score_line(a: str, b: str, ps: Dict[str, Any]) -> str:
-    """``Score of A vs B: W - L - D  [score] games`` for the pairing statistics ``ps`` (from A's side)."""
+    """``Score of A vs B: W - D - L (W-D-L) [score] games`` for the pairing statistics ``ps`` (from A's side;
+    cutechess-cli prints W - L - D here, this tool W-D-L everywhere)."""
     t = ps["trinomial"]
-    return f"Score of {a} vs {b}: {ps['w']} - {ps['l']} - {ps['d']}  [{t['score']:.3f}] {ps['games']}"
+    return f"Score of {a} vs {b}: {wdl_text(ps)} [{t['score']:.3f}] {ps['games']}"
 
 
 def format_summary(s: Dict[str, Any], header: str = "") -> str:
@@ -314,15 +354,20 @@ def _rating_lines(s: Dict[str, Any], order: Sequence[int], w: int, conf: int) ->
                f"draws, {anchor}; +/- is {conf} %)",
            f"{'Rank':>4}  {'Name':<{w}}  {'Elo':>7}  {'+/-':>6}  {'Games':>5}  {'Score':>6}  "
            f"{'W':>4} {'D':>4} {'L':>4}  {'time':>4} {'crash':>5} {'proto':>5} {'illeg':>5} {'forb':>4}"]
+    perfect = rt.get("perfect") or [None] * len(order)
     for rank, i in enumerate(order, 1):
         p = s["players"][i]
-        elo = _fmt(rt["elo"][i]) if "elo" in rt else "-"
-        err = _fmt(rt["err"][i]) if "err" in rt else "-"
+        elo = _fmt(rt["elo"][i]) if "elo" in rt and not perfect[i] else "-"
+        err = _fmt(rt["err"][i]) if "err" in rt and not perfect[i] else "-"
         sc = f"{100 * p['score']:.1f}%" if p["score"] is not None else "-"
         f = p["failures"]
         out.append(f"{rank:>4}  {p['name']:<{w}}  {elo:>7}  {err:>6}  {p['games']:>5}  {sc:>6}  "
                    f"{p['w']:>4} {p['d']:>4} {p['l']:>4}  {f['time']:>4} {f['crash']:>5} {f['protocol']:>5} "
                    f"{f['illegal']:>5} {f['forbidden']:>4}")
+    if any(perfect):
+        who = ", ".join(f"{s['players'][i]['name']} {perfect[i]} every game" for i in order if perfect[i])
+        out.append(f"-: not estimable ({who}: no finite rating, a fit would come from the prior alone; "
+                   "the pairings give the one-sided bound)")
     if "first_move_elo" in rt:
         out.append(f"First-move (Black) advantage: {rt['first_move_elo']:+.1f} +/- {rt['first_move_err']:.1f} Elo")
     elif "error" in rt:
@@ -347,15 +392,16 @@ def _crosstable_lines(s: Dict[str, Any], names: Sequence[str], order: Sequence[i
         out.append("")
         out.append("LOS (row stronger than column, from the rating covariance):")
         out.append(" " * (w + 2) + "".join(f"{names[j][:cw]:>{cw + 2}}" for j in order))
+        perfect = rt.get("perfect") or [None] * len(names)
         for i in order:
-            cells = ["-" if i == j else f"{100 * rt['los'][i][j]:.1f}%" for j in order]
+            cells = ["-" if i == j or perfect[i] or perfect[j] else f"{100 * rt['los'][i][j]:.1f}%" for j in order]
             out.append(f"{names[i]:<{w}}  " + "".join(f"{x:>{cw + 2}}" for x in cells))
     return out
 
 
 def _pairing_lines(s: Dict[str, Any], names: Sequence[str], conf: int) -> List[str]:
-    """One line per pairing: W-L-D, score, Elo (trinomial and pentanomial), LOS, or the bound of a perfect
-    score."""
+    """One line per pairing: W-D-L, score, Elo (trinomial and pentanomial) and LOS, or for a perfect score only
+    its one-sided bound."""
     out = ["", "Pairings (from the first player's side; penta = pairs [LL, LD, WL+DD, WD, WW]):"]
     for ps in s["pairings"]:
         a, b = names[ps["a"]], names[ps["b"]]
@@ -363,37 +409,44 @@ def _pairing_lines(s: Dict[str, Any], names: Sequence[str], conf: int) -> List[s
             out.append(f"  {a} vs {b}: no games yet")
             continue
         t = ps["trinomial"]
-        line = (f"  {a} vs {b}: {ps['w']} - {ps['l']} - {ps['d']} (W-L-D) [{t['score']:.3f}] {ps['games']}, "
-                f"Elo {t['elo']:+.1f} +/- {err_text(t)}, LOS {100 * t['los']:.1f} %")
+        line = f"  {a} vs {b}: {wdl_text(ps)} [{t['score']:.3f}] {ps['games']}, "
+        if ps.get("perfect_bound") is not None:
+            line += f"every game {ps['perfect']}: {perfect_text(ps, s['confidence'])}"
+            if ps["pairs"]:
+                line += f"; penta {ps['penta']}"
+            out.append(line)
+            continue
+        line += f"Elo {t['elo']:+.1f} +/- {err_text(t)}, LOS {100 * t['los']:.1f} %"
         if ps["pairs"]:
             p = ps["pentanomial"]
             line += f"; penta {ps['penta']} Elo {p['elo']:+.1f} +/- {err_text(p)}"
-        if ps.get("perfect_bound") is not None:
-            pb = ps["perfect_bound"]
-            won = ps.get("perfect", "won" if pb > 0 else "lost") == "won"
-            line += f"; Elo {'>' if won else '<'} {pb:+.1f} ({conf} % one-sided)"
         out.append(line)
     return out
 
 
 def _match_lines(ps: Dict[str, Any], names: Sequence[str], conf: int) -> List[str]:
     """The block of a two-player match (as cutechess-cli prints it): score, Elo with its interval, LOS, draw
-    ratio, normalized Elo, the pentanomial estimate and Black's score."""
+    ratio, normalized Elo, the pentanomial estimate and Black's score; for a perfect score the one-sided bound
+    in place of the estimates."""
     t = ps["trinomial"]
     out = ["", match_score_line(names[ps["a"]], names[ps["b"]], ps)]
     if ps.get("perfect_bound") is not None:
         pb = ps["perfect_bound"]
-        won = ps.get("perfect", "won" if pb > 0 else "lost") == "won"
-        out.append(f"Every game {'won' if won else 'lost'}: Elo difference {'>' if won else '<'} "
-                   f"{pb:+.1f} ({conf} % one-sided, exact binomial); the +/- below is undefined")
-    out.append(f"Elo difference: {t['elo']:+.1f} +/- {err_text(t)} ({conf} %: "
-               f"[{t['elo_lo']:+.1f}, {t['elo_hi']:+.1f}]), LOS: {100 * t['los']:.1f} %, "
-               f"DrawRatio: {100 * t['draw_ratio']:.1f} %, nElo: {_fmt(t['nelo'], '+.1f')}")
-    if ps["pairs"]:
-        p = ps["pentanomial"]
-        out.append(f"Pentanomial {ps['penta']} ({ps['pairs']} pairs): Elo {p['elo']:+.1f} +/- "
-                   f"{err_text(p)} ([{p['elo_lo']:+.1f}, {p['elo_hi']:+.1f}]), LOS: "
-                   f"{100 * p['los']:.1f} %, nElo: {_fmt(p['nelo'], '+.1f')}")
+        won = ps["perfect"] == "won"
+        out.append(f"Every game {ps['perfect']}: Elo difference {'>' if won else '<'} {pb:+.1f} ({conf} % one-sided, "
+                   f"exact binomial: s^{ps['games']} = {1 - conf / 100:g}); a sample without a "
+                   f"{'loss' if won else 'win'} or a draw has no +/- or interval")
+        if ps["pairs"]:
+            out.append(f"Pentanomial {ps['penta']} ({ps['pairs']} pairs)")
+    else:
+        out.append(f"Elo difference: {t['elo']:+.1f} +/- {err_text(t)} ({conf} %: "
+                   f"[{t['elo_lo']:+.1f}, {t['elo_hi']:+.1f}]), LOS: {100 * t['los']:.1f} %, "
+                   f"DrawRatio: {100 * t['draw_ratio']:.1f} %, nElo: {_fmt(t['nelo'], '+.1f')}")
+        if ps["pairs"]:
+            p = ps["pentanomial"]
+            out.append(f"Pentanomial {ps['penta']} ({ps['pairs']} pairs): Elo {p['elo']:+.1f} +/- "
+                       f"{err_text(p)} ([{p['elo_lo']:+.1f}, {p['elo_hi']:+.1f}]), LOS: "
+                       f"{100 * p['los']:.1f} %, nElo: {_fmt(p['nelo'], '+.1f')}")
     if ps["black_score"] is not None:
         out.append(f"Black's score in this match: {100 * ps['black_score']:.1f} %")
     return out

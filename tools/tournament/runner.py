@@ -31,7 +31,14 @@ for the cluster running on this machine, none for a private instance on this mac
 players once and keeps them (networks, engine processes). A worker that dies or overruns the game's wall limit
 loses that game only: it is played again on a fresh worker once, else recorded as not played (no result line;
 ``--resume`` plays it). With Ray on several machines, the package and every engine command must exist on every
-machine; ``model:`` networks are shipped to the workers by value (their files need only exist here).
+machine, this one included (the players are checked here first); ``model:`` networks are shipped to the workers
+by value (their files need only exist here).
+
+Checks before anything is written (:meth:`Runner.prepare`): the folder and, on resume, the stored configuration;
+the schedule (openings read and checked against the board and the rule); and, when games are left to play, every
+player (:mod:`tools.tournament.preflight`: each model loaded, each external engine started once and answering
+``ABOUT`` and ``START`` at the board size, then ended). A failure is one line and exit code 2, and a new output
+folder is not created, so the corrected command can use it.
 
 Resume: rerun the same command with the same ``--out`` and ``--resume``. Without ``--resume`` an existing,
 non-empty output folder is refused ("use --resume to continue, or choose a new folder"), so that a finished or
@@ -41,7 +48,8 @@ are skipped, a torn last line is discarded, the schedule is rebuilt from the rec
 missing games are played: with deterministic players (in-process, fixed visits) a resumed run ends with
 exactly the results of an uninterrupted one. ``--games`` may be raised to extend a finished run. Changing
 anything that shapes the schedule or the players (players, format, openings, rule, size, time control, visits,
-draw-after, seed) is refused.
+draw-after, seed) is refused; a changed player is named with its old and new spec. A changed file behind a
+player (a model, an engine's program: sha256 in ``tournament.json``) only warns.
 
 Display: on a terminal, a live table (rank, Elo +/- 95 %, LOS against the next player, games, W-D-L, score,
 games left, time losses, crashes, other forfeits) with a progress bar (:mod:`tools.tournament.live`); the
@@ -72,7 +80,9 @@ from gomoku_ai.workers import WorkerError
 from .config import TournamentError, check_folder, check_resumed, default_concurrency
 from .game import GameSpec
 from .pgn import write_pgn
-from .results import ResultsFile, err_text, format_summary, json_safe, match_score_line, summarize
+from .preflight import check_players
+from .results import (ResultsFile, err_text, format_summary, json_safe, match_score_line, perfect_text,
+                      summarize)
 from .schedule import build_schedule, file_sha256, load_book, pairings, parse_openings_arg
 from .worker import WORKER_TARGET, GameRunner, game_limit_s, shipped_models
 
@@ -145,12 +155,16 @@ class Runner:
 
     # ------------------------------------------------------------------ set-up
     def prepare(self) -> None:
-        """Check the folder (:func:`~tools.tournament.config.check_folder`; on resume the stored configuration,
-        :func:`~tools.tournament.config.check_resumed`), write ``tournament.json``, build the schedule and read
-        the finished games of ``results.jsonl``. Raises TournamentError."""
+        """Check everything, then write. The checks, none of which writes: the folder
+        (:func:`~tools.tournament.config.check_folder`; on resume the stored configuration,
+        :func:`~tools.tournament.config.check_resumed`), the schedule (openings that fit the board and the rule),
+        the finished games of ``results.jsonl`` and, when games are left to play, every player
+        (:func:`~tools.tournament.preflight.check_players`: models loaded, engines started and ended). Only then
+        are the folder, ``games/`` and ``logs/`` created and ``tournament.json`` written, so a run refused here
+        leaves no folder behind (on resume, a torn last line of ``results.jsonl`` is cut away when it is read:
+        :meth:`~tools.tournament.results.ResultsFile.load`). Raises TournamentError
+        (:class:`~tools.tournament.preflight.PlayerCheckError` for a player)."""
         check_folder(self.out, self.resume)
-        os.makedirs(os.path.join(self.out, "games"), exist_ok=True)
-        os.makedirs(os.path.join(self.out, "logs"), exist_ok=True)
         tj = os.path.join(self.out, "tournament.json")
         c = self.config
         if os.path.exists(tj):
@@ -162,18 +176,42 @@ class Runner:
             check_resumed(stored, c, self.out, self._warn)
         if c.get("seed") is None:
             c["seed"] = random.SystemRandom().randrange(1, 2**31)
+        self.schedule = self._build_schedule()
+        self._load_results()
+        if self.jobs() and not self.sprt_decided():
+            check_players(c)
+        os.makedirs(os.path.join(self.out, "games"), exist_ok=True)
+        os.makedirs(os.path.join(self.out, "logs"), exist_ok=True)
         atomic_write_text(tj, json.dumps(c, indent=2, sort_keys=True) + "\n")
+
+    def _build_schedule(self) -> List[GameSpec]:
+        """The games of the configuration (the opening book read and checked against the board and the rule);
+        TournamentError when they cannot be made."""
+        c = self.config
         kind, path, stones = parse_openings_arg(c["openings"])
         rule = Rule.parse(c["rule"])
         book = None
         if kind == "file":
-            if file_sha256(path) != c["openings_sha256"]:  # pragma: no cover - changed during the run
-                raise TournamentError(f"{path} changed")
-            book, warns = load_book(path, c["width"], c["height"], rule)
+            assert path is not None   # parse_openings_arg gives a file its path
+            try:
+                if file_sha256(path) != c["openings_sha256"]:  # pragma: no cover - changed during the run
+                    raise TournamentError(f"{path} changed")
+                book, warns = load_book(path, c["width"], c["height"], rule)
+            except OSError as e:
+                raise TournamentError(f"--openings {path}: {e.strerror or e}") from None
+            except ValueError as e:   # its text names the file
+                raise TournamentError(f"--openings {e}") from None
             for w in warns:
                 self._warn(w)
-        self.schedule = build_schedule(len(c["names"]), c["format"], c["games"], c["width"], c["height"], rule,
-                                       c["seed"], kind, book, stones, c["openings_order"], c["transform"])
+        try:
+            return build_schedule(len(c["names"]), c["format"], c["games"], c["width"], c["height"], rule,
+                                  c["seed"], kind, book, stones, c["openings_order"], c["transform"])
+        except ValueError as e:
+            raise TournamentError(f"--openings {c['openings']}: {e}" if kind == "random" else str(e)) from None
+
+    def _load_results(self) -> None:
+        """The finished games of ``results.jsonl`` (none in a new folder), checked against the schedule."""
+        c = self.config
         self.store = ResultsFile(os.path.join(self.out, "results.jsonl"))
         records, warns = self.store.load()
         for w in warns:
@@ -299,10 +337,14 @@ class Runner:
             return
         names = self.config["names"]
         t = ps["trinomial"]
-        line = f"{match_score_line(names[0], names[1], ps)}; Elo {t['elo']:+.1f} +/- {err_text(t)}"
-        if ps["pairs"]:
-            p = ps["pentanomial"]
-            line += f"; penta {ps['penta']} Elo {p['elo']:+.1f} +/- {err_text(p)}"
+        line = match_score_line(names[0], names[1], ps)
+        if ps.get("perfect_bound") is not None:
+            line += f"; {perfect_text(ps, s['confidence'])}" + (f"; penta {ps['penta']}" if ps["pairs"] else "")
+        else:
+            line += f"; Elo {t['elo']:+.1f} +/- {err_text(t)}"
+            if ps["pairs"]:
+                p = ps["pentanomial"]
+                line += f"; penta {ps['penta']} Elo {p['elo']:+.1f} +/- {err_text(p)}"
         if "sprt" in s:
             sp = s["sprt"]
             line += f"; LLR {sp['llr']:.2f} [{sp['lower']:.2f}, {sp['upper']:.2f}]"

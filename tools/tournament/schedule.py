@@ -87,7 +87,7 @@ def random_opening(k: int, stones: int, width: int, height: int, rule: Rule, see
         moves = rng.sample(box, min(stones, len(box)))
         if check_opening(moves, width, height, rule) is None:
             return moves
-    raise ValueError("cannot make a random opening")
+    raise ValueError(f"cannot make a random opening of {stones} stones on a {width}x{height} board")
 
 
 def file_sha256(path: str) -> str:
