@@ -146,6 +146,27 @@ def test_search_answer_shape_and_clamp(port):
     assert js["model"]["name"] == DEFAULT_NET["name"]
 
 
+@pytest.mark.parametrize("rule,expected", [
+    (0, "freestyle"), (1, "standard"), (4, "renju"), (8, "caro"), (5, "renju"),
+    ("4", "renju"), ("renju", "renju"), ("Standard", "standard"),
+])
+def test_rule_as_gomocup_code_or_name(port, rule, expected):
+    st, js, _ = call(port, "POST", "/move", {"moves": ["h8"], "rule": rule, "visits": 5})
+    assert (st, js.get("rule")) == (200, expected), js
+    st, js, _ = call(port, "POST", "/analyze", {"moves": ["h8"], "rule": rule})
+    assert (st, js.get("rule")) == (200, expected), js
+
+
+@pytest.mark.parametrize("rule,word", [
+    (True, "boolean"), (False, "boolean"), (4.0, "number"), (-1, "negative"), ([4], "list"),
+    (None, "null"), ("chess", "unknown rule"),
+])
+def test_bad_rule_type_is_a_clear_400(port, rule, word):
+    st, js, _ = call(port, "POST", "/move", {"moves": ["h8"], "rule": rule, "visits": 5})
+    assert (st, js["error"]) == (400, "bad_rule"), js
+    assert word in js["message"], js["message"]
+
+
 def test_limits_clamp_unit():
     lim = parse_limits({"visits": 10 ** 9}, max_visits=500, max_time_ms=1000)
     assert (lim.visits, lim.time_ms, lim.clamped) == (500, 1000.0, ["visits"])
