@@ -167,6 +167,25 @@ def test_bad_rule_type_is_a_clear_400(port, rule, word):
     assert word in js["message"], js["message"]
 
 
+def test_head_on_get_routes(port):
+    st, js, hd = call(port, "GET", "/health")
+    hst, hjs, hhd = call(port, "HEAD", "/health")
+    assert (hst, hjs) == (200, {})
+    assert hhd["content-type"] == hd["content-type"] and int(hhd["content-length"]) > 0
+    out = raw_exchange(port, b"HEAD /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    head, sep, body = out.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200 ") and sep and body == b""
+    st, _, hd = call(port, "HEAD", "/move")
+    assert st == 405 and hd["allow"] == "POST"
+    assert call(port, "HEAD", "/nope")[0] == 404
+    c = http.client.HTTPConnection(HOST, port, timeout=20)   # HEAD keeps a connection in step
+    try:
+        assert call(port, "HEAD", "/health", conn=c)[0] == 200
+        assert call(port, "GET", "/health", conn=c)[1]["status"] == "ok"
+    finally:
+        c.close()
+
+
 def test_limits_clamp_unit():
     lim = parse_limits({"visits": 10 ** 9}, max_visits=500, max_time_ms=1000)
     assert (lim.visits, lim.time_ms, lim.clamped) == (500, 1000.0, ["visits"])
@@ -316,7 +335,7 @@ def test_paths_and_methods(port):
     st, js, hd = call(port, "GET", "/move")
     assert (st, js["error"], hd["allow"]) == (405, "method_not_allowed", "POST")
     st, _, hd = call(port, "POST", "/health", {})
-    assert st == 405 and hd["allow"] == "GET"
+    assert st == 405 and hd["allow"] == "GET, HEAD"
     assert call(port, "DELETE", "/analyze")[0] == 405
     assert call(port, "BREW", "/move")[0] == 405
     assert call(port, "GET", "/health?verbose=1")[0] == 200

@@ -5,7 +5,7 @@
 
 Endpoints (JSON in, JSON out, ``Content-Type: application/json``):
 
-``GET /health``
+``GET /health`` (``HEAD /health``: the same status and headers, no body)
     ``{"status": "ok", "engine": "pygomoku", "engine_version": ..., "model": {"name", "version",
     "sha256": {"npz", "onnx"}, "backend"}, "models": {rule: model}, "limits": {...}, "busy": n}``.
 
@@ -45,7 +45,8 @@ Errors are JSON ``{"error": code, "message": text, "status": n}``, never a 500 f
 
 * 400: malformed JSON, a body that is not an object, an unknown key, wrong types or shapes, cells
   other than 0/1/2, an unreadable move, a bad rule/side/size/top, negative or non-numeric limits;
-* 404 unknown path; 405 wrong method (with ``Allow``); 408 body not received in time;
+* 404 unknown path; 405 wrong method (with ``Allow``; a GET path allows HEAD too); 408 body not
+  received in time;
   411 no Content-Length (chunked bodies are not accepted); 413 body over 64 KiB;
   415 Content-Type not ``application/json`` (charset, if given, must be UTF-8);
 * 422: a well-formed but unplayable position: impossible stone counts, a game already won (a five,
@@ -362,6 +363,12 @@ _ROUTES: Dict[str, Tuple[str, str]] = {
 }
 
 
+def _allowed(method: str) -> Tuple[str, ...]:
+    """The methods a route of ``method`` answers: a GET route answers HEAD too (the same status
+    and headers, no body: :meth:`Handler._send_json` writes none for HEAD)."""
+    return (method, "HEAD") if method == "GET" else (method,)
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = f"gomoku-serve/{__version__}"
@@ -438,11 +445,12 @@ class Handler(BaseHTTPRequestHandler):
                 self._discard_body()
                 self._error(RequestError(404, "not_found", f"no such path {path!r}; try "
                                          "GET /health, POST /move or POST /analyze"))
-            elif self.command != route[0]:
+            elif self.command not in _allowed(route[0]):
+                allow = ", ".join(_allowed(route[0]))
                 self._discard_body()
                 self._error(RequestError(405, "method_not_allowed",
-                                         f"{path} accepts {route[0]} only, not {self.command}"),
-                            headers={"Allow": route[0]})
+                                         f"{path} accepts {allow} only, not {self.command}"),
+                            headers={"Allow": allow})
             else:
                 getattr(self, route[1])()
         except RequestError as e:
