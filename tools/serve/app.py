@@ -22,17 +22,23 @@ Endpoints (JSON in, JSON out, ``Content-Type: application/json``):
       agree with the counts: **Black to move requires #black == #white, White to move requires
       #black == #white + 1**; any other count is refused (422 ``stone_count``). With ``moves`` it
       follows from the number of moves and, if given, must agree (422);
-    * ``rule``: ``freestyle`` (default), ``standard``, ``renju``, ``caro`` (or a Gomocup code);
+    * ``rule``: ``freestyle`` (default), ``standard``, ``renju``, ``caro``, or a Gomocup
+      ``INFO rule`` code (an integer >= 0 such as ``4``, or the same as a string, ``"4"``);
     * ``visits`` (integer >= 1) and/or ``time_ms`` (number > 0): the search stops at the first
       reached. Values over the server's ``--max-visits`` / ``--max-time-ms`` are clamped (the answer
       lists them in ``limits.clamped``); neither given: 800 visits (clamped). The search never runs
-      longer than ``--max-time-ms`` nor beyond ``--max-visits``;
+      longer than ``--max-time-ms`` nor beyond ``--max-visits``. Under ``MIN_SEARCH_MS`` (10 ms)
+      there is no search: the answer is a tactic (a five, the block of a five, a VCF found at once)
+      or else the policy's best legal move (``source`` ``policy``, ``visits`` 0); so is the
+      answer of a search that ran out of time before its first visit;
     * ``top``: how many candidate moves to list (0..25, default 5).
 
     Answer: ``x``, ``y``, ``move`` (``"h8"``), ``value`` (-1..1 for the side to move), ``winrate``,
-    ``source`` (``mcts``, or the tactic that decided: ``win1``, ``block5``, ``vcf``, ``lost``),
+    ``source`` (``mcts``; the tactic that decided: ``win1``, ``block5``, ``vcf``, ``vct``,
+    ``lost``; or ``policy``: the network's best prior, no search),
     ``candidates`` (``[{x, y, move, probability, visits, q, prior}]``, probability = share of the
-    root visits; a tactical answer lists its move alone with probability 1), ``pv`` (principal
+    root visits; a tactical or policy answer lists its move alone with probability 1, a policy
+    answer with its prior), ``pv`` (principal
     variation, ``[{x, y, move}]``), ``visits``, ``elapsed_ms``, ``limits``, ``side_to_move``,
     ``rule``, ``model``. Under renju a forbidden point is never answered for Black.
 
@@ -82,12 +88,12 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
-from gomoku_ai import __version__, movegen
+from gomoku_ai import __version__, movegen, tactics
 from gomoku_ai.board import Board
 from gomoku_ai.evaluator import Evaluator
 from gomoku_ai.net.model import masked_softmax
 from gomoku_ai.mcts import MCTSConfig
-from gomoku_ai.player import Limit, NoMoveError, Player
+from gomoku_ai.player import Limit, NoMoveError, Player, SearchInfo
 from gomoku_ai.rules import Rule
 
 from .request import (ANALYZE_KEYS, MOVE_KEYS, Limits, Position, RequestError,
@@ -97,6 +103,16 @@ ENGINE_NAME = "pygomoku"
 MAX_BODY_BYTES = 64 * 1024
 DESCRIPTION = "A small HTTP move service; see tools/serve/app.py for the API."
 log = logging.getLogger("gomoku.serve")
+
+#: Below this search time (ms) ``/move`` runs no search: the search's first batch of simulations
+#: (16 network evaluations after the root's) took 5 to 15 ms on the development machine, so a
+#: shorter search visits nothing and would answer the first square of the root. The answer is
+#: then :func:`_instant`'s (a tactic, else the policy's best legal move).
+MIN_SEARCH_MS = 10.0
+#: The attacker nodes of the VCF check of an instant answer (a few ms at most; deterministic)
+INSTANT_VCF_NODES = 500
+#: ``source`` of an answer chosen by the network's prior alone (no search)
+SOURCE_POLICY = "policy"
 
 
 @dataclass
@@ -180,14 +196,23 @@ class Engine:
         return f"{m['name']}@{m['version']}"
 
     def move(self, board: Board, limits: Limits, top: int) -> Dict[str, Any]:
+        """The answer to ``POST /move``: a search within ``limits``, or (under
+        :data:`MIN_SEARCH_MS`, or when the search visited nothing) the instant answer."""
+        ev, model = self._pick(board.rule, board.width, board.height)
         cfg = MCTSConfig(max_nodes=max(2000, self.max_visits + 64))
-        player = Player(self._pick(board.rule, board.width, board.height)[0], config=cfg, seed=0,
-                        name=ENGINE_NAME,
-                        reuse_tree=False)
-        # soft == hard: the search (tactics included) ends by time_ms; never a ``stop`` event
-        # (stopping before the tree's first simulation would leave no move).
-        info = player.think(board, Limit(soft_ms=limits.time_ms, hard_ms=limits.time_ms,
-                                         visits=limits.visits))
+        player = Player(ev, config=cfg, seed=0, name=ENGINE_NAME, reuse_tree=False)
+        if limits.time_ms < MIN_SEARCH_MS:
+            info = _instant(player, board)
+        else:
+            # soft == hard: the search (tactics included) ends by time_ms; never a ``stop`` event
+            # (stopping before the tree's first simulation would leave no move).
+            info = player.think(board, Limit(soft_ms=limits.time_ms, hard_ms=limits.time_ms,
+                                             visits=limits.visits))
+            if info.source == "mcts" and info.root_visits == 0 and not info.proven:
+                # out of time before the first visit: every root move is equally unexplored
+                searched_ms = info.elapsed_ms
+                info = _instant(player, board)
+                info.elapsed_ms += searched_ms
         move = info.move
         cands = []
         if info.source == "mcts" and info.candidates:
@@ -203,9 +228,13 @@ class Engine:
                 raise RuntimeError("no legal candidate besides a forbidden point")
             move = board.index(cands[0]["x"], cands[0]["y"])
             info.pv = [move]
+        prior = None
+        if info.source == SOURCE_POLICY:   # the network's view of the move it chose
+            probs, info.value, _ = _policy(ev, board)
+            prior = round(float(probs[move]), 4)
         if not cands:
             cands = [{**_sq(board, move), "probability": 1.0, "visits": info.visits,
-                      "q": round(info.value, 4), "prior": None}]
+                      "q": round(info.value, 4), "prior": prior}]
         else:   # the answer first (ties in visits are broken by Q in the search, not here)
             cands.sort(key=lambda c: (c["x"], c["y"]) != board.xy(move))
         pv = info.pv if info.pv and info.pv[0] == move else [move]
@@ -214,28 +243,51 @@ class Engine:
                 "proven": info.proven, "candidates": cands[:top], "pv": _pv(board, pv),
                 "visits": info.visits, "elapsed_ms": round(info.elapsed_ms, 1),
                 "limits": limits.as_dict(), "side_to_move": color_name(board.side_to_move),
-                "rule": board.rule.value,
-                "model": self._pick(board.rule, board.width, board.height)[1],
-                "engine_version": __version__}
+                "rule": board.rule.value, "model": model, "engine_version": __version__}
 
     def analyze(self, board: Board, top: int) -> Dict[str, Any]:
         ev, info = self._pick(board.rule, board.width, board.height)
-        logits, values = ev.evaluate([ev.prepare(board)], (board.height, board.width))
-        forbidden = movegen.forbidden_points(board)
-        legal = movegen.legal_mask(board)
-        if not legal.any():
-            raise illegal("no_legal_move", "the side to move has no legal move")
-        probs = masked_softmax(np.asarray(logits[0]).reshape(1, -1), legal[None], np.float64)[0]
-        value = float(values[0])
+        probs, value, legal = _policy(ev, board)
         order = np.argsort(-probs, kind="stable")[:top]
         return {"policy": np.round(probs, 5).reshape(board.height, board.width).tolist(),
                 "value": round(value, 4), "winrate": round((value + 1) / 2, 4),
                 "top": [{**_sq(board, int(m)), "probability": round(float(probs[m]), 4)}
                         for m in order if legal[m]],
-                "forbidden": [board.move_name(m) for m in forbidden],
+                "forbidden": [board.move_name(m) for m in movegen.forbidden_points(board)],
                 "side_to_move": color_name(board.side_to_move), "rule": board.rule.value,
                 "width": board.width, "height": board.height, "model": info,
                 "engine_version": __version__}
+
+
+def _policy(ev: Evaluator, board: Board) -> Tuple[np.ndarray, float, np.ndarray]:
+    """The evaluator's prior over the legal squares (flat, renju-forbidden points at 0, summing to
+    1), its value in [-1, 1] for the side to move and the legal mask (flat bools). Raises a 422
+    when nothing is legal."""
+    logits, values = ev.evaluate([ev.prepare(board)], (board.height, board.width))
+    legal = movegen.legal_mask(board)
+    if not legal.any():
+        raise illegal("no_legal_move", "the side to move has no legal move")
+    probs = masked_softmax(np.asarray(logits[0]).reshape(1, -1), legal[None], np.float64)[0]
+    return probs, float(values[0]), legal
+
+
+def _instant(player: Player, board: Board) -> SearchInfo:
+    """The answer that needs no tree: the Player's answer-at-once (a five, the block of the
+    opponent's only five, a lost position's move, else the evaluator's best prior among the legal
+    moves near the stones), except that a VCF found within :data:`INSTANT_VCF_NODES` attacker
+    nodes comes before the prior. The prior's answer is reported as :data:`SOURCE_POLICY`;
+    ``elapsed_ms`` is the wall time of this call."""
+    t0 = time.perf_counter()
+    info = player.think(board, Limit(soft_ms=0.0, hard_ms=0.0))   # no visits: Player's "instant"
+    if info.source == "static":
+        line = tactics.find_vcf(board, node_limit=INSTANT_VCF_NODES)
+        if line:
+            info = SearchInfo(move=line[0], value=1.0, pv=list(line), proven=1, source="vcf",
+                              depth=len(line))
+        else:
+            info.source = SOURCE_POLICY
+    info.elapsed_ms = (time.perf_counter() - t0) * 1000.0
+    return info
 
 
 def _pv(board: Board, pv) -> list:
