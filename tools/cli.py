@@ -6,6 +6,8 @@ import os
 import sys
 from typing import List, Optional
 
+from gomoku_ai import version_string
+
 
 def _single_threaded_blas() -> None:
     # Two engines usually share a machine: one BLAS thread each unless the user says otherwise.
@@ -15,6 +17,8 @@ def _single_threaded_blas() -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="gomoku", description="Gomoku / Renju engine tools")
+    p.add_argument("--version", action="version", version=version_string(),
+                   help="print the version (as engine.py --version does) and exit")
     sub = p.add_subparsers(dest="command", required=True)
 
     play = sub.add_parser(

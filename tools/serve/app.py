@@ -88,7 +88,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
-from gomoku_ai import __version__, movegen, tactics
+from gomoku_ai import ENGINE_NAME, __version__, movegen, tactics
 from gomoku_ai.board import Board
 from gomoku_ai.evaluator import Evaluator
 from gomoku_ai.net.model import masked_softmax
@@ -99,7 +99,6 @@ from gomoku_ai.rules import Rule
 from .request import (ANALYZE_KEYS, MOVE_KEYS, Limits, Position, RequestError,
                                  color_name, illegal, parse_limits, parse_position, parse_top)
 
-ENGINE_NAME = "pygomoku"
 MAX_BODY_BYTES = 64 * 1024
 DESCRIPTION = "A small HTTP move service; see tools/serve/app.py for the API."
 log = logging.getLogger("gomoku.serve")
