@@ -100,7 +100,13 @@ from .request import (ANALYZE_KEYS, MOVE_KEYS, Limits, Position, RequestError,
                                  color_name, illegal, parse_limits, parse_position, parse_top)
 
 MAX_BODY_BYTES = 64 * 1024
-DESCRIPTION = "A small HTTP move service; see tools/serve/app.py for the API."
+DESCRIPTION = ("A small HTTP move service, JSON in and out, without authentication (it binds to "
+               "loopback by default). GET (or HEAD) /health: the engine, its models and limits. "
+               "POST /move: a position (\"moves\": [\"h8\", \"i9\"], or \"board\": rows of "
+               "0/1/2, top row first) with optional \"rule\" (a name or a Gomocup code), "
+               "\"side_to_move\", \"size\", \"visits\", \"time_ms\" and \"top\" -> the move, "
+               "its value and the candidates. POST /analyze: the network's policy and value for "
+               "a position.")
 log = logging.getLogger("gomoku.serve")
 
 #: Below this search time (ms) ``/move`` runs no search: the search's first batch of simulations
@@ -711,14 +717,19 @@ def add_parser(sub: Any) -> None:
 
 def _add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1",
-                   help="address to bind (default loopback; there is no authentication)")
-    p.add_argument("--port", type=int, default=8080, help="port (0: any free port)")
-    p.add_argument("--workers", type=_positive_int, default=2, help="searches run in parallel")
+                   help="address to bind; there is no authentication (default: %(default)s, "
+                        "loopback)")
+    p.add_argument("--port", type=int, default=8080,
+                   help="port, 0: any free port (default: %(default)s)")
+    p.add_argument("--workers", type=_positive_int, default=2,
+                   help="searches run in parallel (default: %(default)s)")
     p.add_argument("--queue", type=_nonneg_int, default=16,
-                   help="requests that may wait for a worker; beyond it: 503")
-    p.add_argument("--max-visits", type=_positive_int, default=5000, help="cap on visits")
+                   help="requests that may wait for a worker; beyond it: 503 (default: "
+                        "%(default)s)")
+    p.add_argument("--max-visits", type=_positive_int, default=5000,
+                   help="cap on a request's visits (default: %(default)s)")
     p.add_argument("--max-time-ms", type=_positive_float, default=10000.0,
-                   help="cap on search time per request (ms)")
+                   help="cap on a request's search time in ms (default: %(default)s)")
     p.add_argument("--model", default=None,
                    help="model (.json/basename) or 'heuristic' (default: the shipped models)")
     p.add_argument("--log-file", default=None, help="append the request log here (default stderr)")
