@@ -71,7 +71,8 @@ def test_the_walk_reaches_every_command():
     for cmd in ("play", "bench", "serve", "tournament", "build-pbrain", "train", "train supervised",
                 "train gate", "train loop", "train selfplay"):
         assert f"gomoku {cmd}" in progs, sorted(progs)
-    assert {"python -m tools.serve", "python -m tools.build_pbrain", "python -m tools.train.gpu_burst"} <= progs
+    assert {"python -m tools.serve", "python -m tools.build_pbrain",
+            "python -m tools.train.gpu_burst"} <= progs
     assert sum(prog == "gomoku tournament" for prog, _ in PARSERS) == 2   # the subcommand and its main()
 
 

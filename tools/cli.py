@@ -26,7 +26,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Play in the terminal. Squares are a column letter and a row counted from the "
                     "top (h8 = x 7, y 7 in the protocol's 0-based x,y; '7,7' is accepted too). "
                     "Type 'help' in the game for the commands.")
-    play.add_argument("--rule", default="freestyle", help="freestyle, standard, renju or caro (default: %(default)s)")
+    play.add_argument("--rule", default="freestyle",
+                      help="freestyle, standard, renju or caro (default: %(default)s)")
     play.add_argument("--size", default="15",
                       help="board size, e.g. 15, 20 or 20x15 (default: %(default)s)")
     play.add_argument("--color", default="black", choices=["black", "white", "none", "both"],
