@@ -105,8 +105,8 @@ def main(argv: "list | None" = None) -> int:
     opts = _parse_args(list(sys.argv[1:] if argv is None else argv))
     limit_virtual_memory()
     if opts["version"]:
-        from gomoku_ai import __version__
-        print(f"pygomoku {__version__}")
+        from gomoku_ai import version_string
+        print(version_string())
         return 0
     if opts["list_models"]:
         from gomoku_ai.shipped import format_models

@@ -108,6 +108,9 @@ def test_health(port):
 
 
 # ------------------------------------------------------------------------------------- moves
+RENJU_D3 = ["g8", "a1", "h8", "a3", "i6", "a5", "i7", "a7"]  # Black to move; i8 is a double-three
+
+
 def test_win_in_one_move_list(port):
     st, js, _ = call(port, "POST", "/move",
                      {"moves": ["h8", "a1", "i8", "c1", "j8", "e1", "k8", "g1"], "visits": 50})
@@ -146,6 +149,131 @@ def test_search_answer_shape_and_clamp(port):
     assert js["model"]["name"] == DEFAULT_NET["name"]
 
 
+def _policy_best(port: int, body: Dict[str, Any]) -> Dict[str, Any]:
+    """The network's best legal move for a position, by ``/analyze``."""
+    st, an, _ = call(port, "POST", "/analyze", {k: v for k, v in body.items()
+                                                if k in ("moves", "board", "rule", "size")})
+    assert st == 200, an
+    return an["top"][0]
+
+
+@pytest.mark.parametrize("body", [
+    {"moves": ["h8", "a1"], "time_ms": 0.01},
+    {"moves": ["h8"], "time_ms": 1},
+    {"moves": ["h8"], "time_ms": 1, "visits": 300},
+    {"moves": RENJU_D3, "rule": "renju", "time_ms": 0.5},
+])
+def test_too_short_a_time_answers_the_policy(port, body):
+    """Below the floor no search runs: the policy's best legal move, said to be so (before: an
+    arbitrary square with 0 visits, b1 and f6 for the first two)."""
+    st, js, _ = call(port, "POST", "/move", body)
+    assert st == 200, js
+    best = _policy_best(port, body)
+    assert js["source"] == "policy" and js["visits"] == 0
+    assert js["move"] == best["move"] and (js["x"], js["y"]) == (best["x"], best["y"])
+    assert js["candidates"] == [{"x": best["x"], "y": best["y"], "move": best["move"],
+                                 "probability": 1.0, "visits": 0, "q": js["value"],
+                                 "prior": best["probability"]}]
+    assert js["pv"] == [{"x": best["x"], "y": best["y"], "move": best["move"]}]
+    assert -1.0 <= js["value"] <= 1.0 and js["value"] != 0.0   # the network's value
+    if body.get("rule") == "renju":
+        assert js["move"] != "i8"          # the forbidden double-three
+
+
+WIN_IN_ONE = ["h8", "a1", "i8", "c1", "j8", "e1", "k8", "g1"]
+OPEN_THREE = ["h8", "a1", "i8", "a3", "j8", "a5"]     # Black to move: a VCF (an open four)
+
+
+def test_too_short_a_time_still_plays_tactics(port):
+    st, js, _ = call(port, "POST", "/move", {"moves": WIN_IN_ONE, "time_ms": 0.01})
+    assert st == 200 and js["source"] == "win1" and js["move"] in ("g8", "l8"), js
+    grid = [[0] * 15 for _ in range(15)]
+    for x in (7, 8, 9, 10):
+        grid[7][x] = 1             # black h8..k8, blocked at g8
+    grid[7][6] = 2
+    grid[0][0] = grid[14][14] = 2
+    st, js, _ = call(port, "POST", "/move", {"board": grid, "time_ms": 0.01})
+    assert st == 200 and (js["source"], js["move"]) == ("block5", "l8"), js
+    st, js, _ = call(port, "POST", "/move", {"moves": OPEN_THREE, "time_ms": 0.01})
+    assert st == 200 and js["source"] == "vcf" and js["move"] in ("g8", "k8"), js
+    assert js["proven"] == 1 and js["value"] == 1.0 and js["pv"][0]["move"] == js["move"]
+
+
+class SlowEvaluator(HeuristicEvaluator):
+    """Every evaluation takes ``delay_s``: a search with less time visits nothing (its clock is
+    read after the root's evaluation, as it is with the shipped network's batches of 4)."""
+
+    batch_size = 4
+
+    def __init__(self, delay_s: float) -> None:
+        super().__init__()
+        self.delay_s = delay_s
+
+    def evaluate(self, items, shape):
+        time.sleep(self.delay_s)
+        return super().evaluate(items, shape)
+
+
+def test_a_search_that_visited_nothing_answers_the_policy():
+    """Above the floor, a search that ran out of time before its first visit (a slow network, a
+    loaded machine) answers the policy's move too, not the first square of the root."""
+    time_ms = 3 * serve.MIN_SEARCH_MS
+    engine = serve.Engine({Rule.FREESTYLE: SlowEvaluator(2 * time_ms / 1000.0)})
+    cfg = serve.ServeConfig(host=HOST, port=0, workers=1, queue=2, max_visits=50,
+                            max_time_ms=2000)
+    srv, t = serve.start_background(cfg, engine)
+    try:
+        st, js, _ = call(srv.port, "POST", "/move", {"moves": ["h8", "a1"], "time_ms": time_ms})
+        assert st == 200, js
+        best = _policy_best(srv.port, {"moves": ["h8", "a1"]})
+        assert (js["source"], js["visits"], js["move"]) == ("policy", 0, best["move"])
+        assert js["elapsed_ms"] >= time_ms
+    finally:
+        srv.shutdown()
+        srv.server_close()
+        t.join(timeout=5)
+
+
+@pytest.mark.parametrize("rule,expected", [
+    (0, "freestyle"), (1, "standard"), (4, "renju"), (8, "caro"), (5, "renju"),
+    ("4", "renju"), ("renju", "renju"), ("Standard", "standard"),
+])
+def test_rule_as_gomocup_code_or_name(port, rule, expected):
+    st, js, _ = call(port, "POST", "/move", {"moves": ["h8"], "rule": rule, "visits": 5})
+    assert (st, js.get("rule")) == (200, expected), js
+    st, js, _ = call(port, "POST", "/analyze", {"moves": ["h8"], "rule": rule})
+    assert (st, js.get("rule")) == (200, expected), js
+
+
+@pytest.mark.parametrize("rule,word", [
+    (True, "boolean"), (False, "boolean"), (4.0, "number"), (-1, "negative"), ([4], "list"),
+    (None, "null"), ("chess", "unknown rule"),
+])
+def test_bad_rule_type_is_a_clear_400(port, rule, word):
+    st, js, _ = call(port, "POST", "/move", {"moves": ["h8"], "rule": rule, "visits": 5})
+    assert (st, js["error"]) == (400, "bad_rule"), js
+    assert word in js["message"], js["message"]
+
+
+def test_head_on_get_routes(port):
+    st, js, hd = call(port, "GET", "/health")
+    hst, hjs, hhd = call(port, "HEAD", "/health")
+    assert (hst, hjs) == (200, {})
+    assert hhd["content-type"] == hd["content-type"] and int(hhd["content-length"]) > 0
+    out = raw_exchange(port, b"HEAD /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    head, sep, body = out.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200 ") and sep and body == b""
+    st, _, hd = call(port, "HEAD", "/move")
+    assert st == 405 and hd["allow"] == "POST"
+    assert call(port, "HEAD", "/nope")[0] == 404
+    c = http.client.HTTPConnection(HOST, port, timeout=20)   # HEAD keeps a connection in step
+    try:
+        assert call(port, "HEAD", "/health", conn=c)[0] == 200
+        assert call(port, "GET", "/health", conn=c)[1]["status"] == "ok"
+    finally:
+        c.close()
+
+
 def test_limits_clamp_unit():
     lim = parse_limits({"visits": 10 ** 9}, max_visits=500, max_time_ms=1000)
     assert (lim.visits, lim.time_ms, lim.clamped) == (500, 1000.0, ["visits"])
@@ -153,7 +281,6 @@ def test_limits_clamp_unit():
     assert lim.visits == 800 and lim.clamped == []
 
 
-RENJU_D3 = ["g8", "a1", "h8", "a3", "i6", "a5", "i7", "a7"]  # Black to move; i8 is a double-three
 
 
 def test_renju_never_forbidden(port):
@@ -295,7 +422,7 @@ def test_paths_and_methods(port):
     st, js, hd = call(port, "GET", "/move")
     assert (st, js["error"], hd["allow"]) == (405, "method_not_allowed", "POST")
     st, _, hd = call(port, "POST", "/health", {})
-    assert st == 405 and hd["allow"] == "GET"
+    assert st == 405 and hd["allow"] == "GET, HEAD"
     assert call(port, "DELETE", "/analyze")[0] == 405
     assert call(port, "BREW", "/move")[0] == 405
     assert call(port, "GET", "/health?verbose=1")[0] == 200

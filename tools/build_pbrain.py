@@ -473,7 +473,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def _add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--name", default="pygomoku", help="brain name: the exe is pbrain-<name> (default pygomoku)")
+    p.add_argument("--name", default="pygomoku", help="brain name: the exe is pbrain-<name> (default: %(default)s)")
     p.add_argument("--onefile", action="store_true",
                    help="one self-unpacking file (runs as two processes) instead of one folder")
     p.add_argument("--out", default=None, help="output folder (default dist/)")

@@ -6,6 +6,8 @@ import os
 import sys
 from typing import List, Optional
 
+from gomoku_ai import version_string
+
 
 def _single_threaded_blas() -> None:
     # Two engines usually share a machine: one BLAS thread each unless the user says otherwise.
@@ -15,6 +17,8 @@ def _single_threaded_blas() -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="gomoku", description="Gomoku / Renju engine tools")
+    p.add_argument("--version", action="version", version=version_string(),
+                   help="print the version (as engine.py --version does) and exit")
     sub = p.add_subparsers(dest="command", required=True)
 
     play = sub.add_parser(
@@ -22,18 +26,24 @@ def build_parser() -> argparse.ArgumentParser:
         description="Play in the terminal. Squares are a column letter and a row counted from the "
                     "top (h8 = x 7, y 7 in the protocol's 0-based x,y; '7,7' is accepted too). "
                     "Type 'help' in the game for the commands.")
-    play.add_argument("--rule", default="freestyle", help="freestyle, standard, renju or caro")
-    play.add_argument("--size", default="15", help="board size, e.g. 15, 20 or 20x15")
+    play.add_argument("--rule", default="freestyle",
+                      help="freestyle, standard, renju or caro (default: %(default)s)")
+    play.add_argument("--size", default="15",
+                      help="board size, e.g. 15, 20 or 20x15 (default: %(default)s)")
     play.add_argument("--color", default="black", choices=["black", "white", "none", "both"],
-                      help="your colour; 'none' watches engine vs engine, 'both' is human vs human")
-    play.add_argument("--time", type=float, default=2.0, help="engine seconds per move")
-    play.add_argument("--visits", type=int, default=None, help="engine visits per move")
+                      help="your colour; 'none' watches engine vs engine, 'both' is human vs human "
+                           "(default: %(default)s)")
+    play.add_argument("--time", type=float, default=2.0,
+                      help="engine seconds per move (default: %(default)s)")
+    play.add_argument("--visits", type=int, default=None,
+                      help="engine visits per move, instead of --time (default: none, --time decides)")
     play.add_argument("--model", default=None,
                       help="a model path (.json or basename), a shipped model's name (see "
                            "--list-models) or 'heuristic' (default: the shipped model for the rule "
                            "and board size)")
     play.add_argument("--list-models", action="store_true", help="list the shipped models and exit")
-    play.add_argument("--max-moves", type=int, default=None, help="stop after this many moves")
+    play.add_argument("--max-moves", type=int, default=None,
+                      help="stop after this many moves (default: play to the end)")
     play.add_argument("--load", metavar="FILE", default=None,
                       help="review a game from a .sgf or .psq file (step through, ask for hints)")
     play.add_argument("--no-color", action="store_true",
@@ -42,8 +52,10 @@ def build_parser() -> argparse.ArgumentParser:
                       help="on leaving, save the final board as an SVG image")
 
     bench = sub.add_parser("bench", help="print speed figures and a search signature as JSON")
-    bench.add_argument("--visits", type=int, default=800, help="visits per bench position")
-    bench.add_argument("--only", default="", help="comma list of: board,search,network")
+    bench.add_argument("--visits", type=int, default=800,
+                       help="visits per bench position (default: %(default)s)")
+    bench.add_argument("--only", default="",
+                       help="comma list of: board,search,network (default: all three)")
     bench.add_argument("--model", default=None,
                        help="the network model to bench in the search (default: the shipped "
                             "freestyle 15x15 one; none: skip)")

@@ -5,7 +5,7 @@
 
 Endpoints (JSON in, JSON out, ``Content-Type: application/json``):
 
-``GET /health``
+``GET /health`` (``HEAD /health``: the same status and headers, no body)
     ``{"status": "ok", "engine": "pygomoku", "engine_version": ..., "model": {"name", "version",
     "sha256": {"npz", "onnx"}, "backend"}, "models": {rule: model}, "limits": {...}, "busy": n}``.
 
@@ -22,17 +22,23 @@ Endpoints (JSON in, JSON out, ``Content-Type: application/json``):
       agree with the counts: **Black to move requires #black == #white, White to move requires
       #black == #white + 1**; any other count is refused (422 ``stone_count``). With ``moves`` it
       follows from the number of moves and, if given, must agree (422);
-    * ``rule``: ``freestyle`` (default), ``standard``, ``renju``, ``caro`` (or a Gomocup code);
+    * ``rule``: ``freestyle`` (default), ``standard``, ``renju``, ``caro``, or a Gomocup
+      ``INFO rule`` code (an integer >= 0 such as ``4``, or the same as a string, ``"4"``);
     * ``visits`` (integer >= 1) and/or ``time_ms`` (number > 0): the search stops at the first
       reached. Values over the server's ``--max-visits`` / ``--max-time-ms`` are clamped (the answer
       lists them in ``limits.clamped``); neither given: 800 visits (clamped). The search never runs
-      longer than ``--max-time-ms`` nor beyond ``--max-visits``;
+      longer than ``--max-time-ms`` nor beyond ``--max-visits``. Under ``MIN_SEARCH_MS`` (10 ms)
+      there is no search: the answer is a tactic (a five, the block of a five, a VCF found at once)
+      or else the policy's best legal move (``source`` ``policy``, ``visits`` 0); so is the
+      answer of a search that ran out of time before its first visit;
     * ``top``: how many candidate moves to list (0..25, default 5).
 
     Answer: ``x``, ``y``, ``move`` (``"h8"``), ``value`` (-1..1 for the side to move), ``winrate``,
-    ``source`` (``mcts``, or the tactic that decided: ``win1``, ``block5``, ``vcf``, ``lost``),
+    ``source`` (``mcts``; the tactic that decided: ``win1``, ``block5``, ``vcf``, ``vct``,
+    ``lost``; or ``policy``: the network's best prior, no search),
     ``candidates`` (``[{x, y, move, probability, visits, q, prior}]``, probability = share of the
-    root visits; a tactical answer lists its move alone with probability 1), ``pv`` (principal
+    root visits; a tactical or policy answer lists its move alone with probability 1, a policy
+    answer with its prior), ``pv`` (principal
     variation, ``[{x, y, move}]``), ``visits``, ``elapsed_ms``, ``limits``, ``side_to_move``,
     ``rule``, ``model``. Under renju a forbidden point is never answered for Black.
 
@@ -45,7 +51,8 @@ Errors are JSON ``{"error": code, "message": text, "status": n}``, never a 500 f
 
 * 400: malformed JSON, a body that is not an object, an unknown key, wrong types or shapes, cells
   other than 0/1/2, an unreadable move, a bad rule/side/size/top, negative or non-numeric limits;
-* 404 unknown path; 405 wrong method (with ``Allow``); 408 body not received in time;
+* 404 unknown path; 405 wrong method (with ``Allow``; a GET path allows HEAD too); 408 body not
+  received in time;
   411 no Content-Length (chunked bodies are not accepted); 413 body over 64 KiB;
   415 Content-Type not ``application/json`` (charset, if given, must be UTF-8);
 * 422: a well-formed but unplayable position: impossible stone counts, a game already won (a five,
@@ -81,21 +88,36 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 import numpy as np
 
-from gomoku_ai import __version__, movegen
+from gomoku_ai import ENGINE_NAME, __version__, movegen, tactics
 from gomoku_ai.board import Board
 from gomoku_ai.evaluator import Evaluator
 from gomoku_ai.net.model import masked_softmax
 from gomoku_ai.mcts import MCTSConfig
-from gomoku_ai.player import Limit, NoMoveError, Player
+from gomoku_ai.player import Limit, NoMoveError, Player, SearchInfo
 from gomoku_ai.rules import Rule
 
 from .request import (ANALYZE_KEYS, MOVE_KEYS, Limits, Position, RequestError,
                                  color_name, illegal, parse_limits, parse_position, parse_top)
 
-ENGINE_NAME = "pygomoku"
 MAX_BODY_BYTES = 64 * 1024
-DESCRIPTION = "A small HTTP move service; see tools/serve/app.py for the API."
+DESCRIPTION = ("A small HTTP move service, JSON in and out, without authentication (it binds to "
+               "loopback by default). GET (or HEAD) /health: the engine, its models and limits. "
+               "POST /move: a position (\"moves\": [\"h8\", \"i9\"], or \"board\": rows of "
+               "0/1/2, top row first) with optional \"rule\" (a name or a Gomocup code), "
+               "\"side_to_move\", \"size\", \"visits\", \"time_ms\" and \"top\" -> the move, "
+               "its value and the candidates. POST /analyze: the network's policy and value for "
+               "a position.")
 log = logging.getLogger("gomoku.serve")
+
+#: Below this search time (ms) ``/move`` runs no search: the search's first batch of simulations
+#: (16 network evaluations after the root's) took 5 to 15 ms on the development machine, so a
+#: shorter search visits nothing and would answer the first square of the root. The answer is
+#: then :func:`_instant`'s (a tactic, else the policy's best legal move).
+MIN_SEARCH_MS = 10.0
+#: The attacker nodes of the VCF check of an instant answer (a few ms at most; deterministic)
+INSTANT_VCF_NODES = 500
+#: ``source`` of an answer chosen by the network's prior alone (no search)
+SOURCE_POLICY = "policy"
 
 
 @dataclass
@@ -179,14 +201,23 @@ class Engine:
         return f"{m['name']}@{m['version']}"
 
     def move(self, board: Board, limits: Limits, top: int) -> Dict[str, Any]:
+        """The answer to ``POST /move``: a search within ``limits``, or (under
+        :data:`MIN_SEARCH_MS`, or when the search visited nothing) the instant answer."""
+        ev, model = self._pick(board.rule, board.width, board.height)
         cfg = MCTSConfig(max_nodes=max(2000, self.max_visits + 64))
-        player = Player(self._pick(board.rule, board.width, board.height)[0], config=cfg, seed=0,
-                        name=ENGINE_NAME,
-                        reuse_tree=False)
-        # soft == hard: the search (tactics included) ends by time_ms; never a ``stop`` event
-        # (stopping before the tree's first simulation would leave no move).
-        info = player.think(board, Limit(soft_ms=limits.time_ms, hard_ms=limits.time_ms,
-                                         visits=limits.visits))
+        player = Player(ev, config=cfg, seed=0, name=ENGINE_NAME, reuse_tree=False)
+        if limits.time_ms < MIN_SEARCH_MS:
+            info = _instant(player, board)
+        else:
+            # soft == hard: the search (tactics included) ends by time_ms; never a ``stop`` event
+            # (stopping before the tree's first simulation would leave no move).
+            info = player.think(board, Limit(soft_ms=limits.time_ms, hard_ms=limits.time_ms,
+                                             visits=limits.visits))
+            if info.source == "mcts" and info.root_visits == 0 and not info.proven:
+                # out of time before the first visit: every root move is equally unexplored
+                searched_ms = info.elapsed_ms
+                info = _instant(player, board)
+                info.elapsed_ms += searched_ms
         move = info.move
         cands = []
         if info.source == "mcts" and info.candidates:
@@ -202,9 +233,13 @@ class Engine:
                 raise RuntimeError("no legal candidate besides a forbidden point")
             move = board.index(cands[0]["x"], cands[0]["y"])
             info.pv = [move]
+        prior = None
+        if info.source == SOURCE_POLICY:   # the network's view of the move it chose
+            probs, info.value, _ = _policy(ev, board)
+            prior = round(float(probs[move]), 4)
         if not cands:
             cands = [{**_sq(board, move), "probability": 1.0, "visits": info.visits,
-                      "q": round(info.value, 4), "prior": None}]
+                      "q": round(info.value, 4), "prior": prior}]
         else:   # the answer first (ties in visits are broken by Q in the search, not here)
             cands.sort(key=lambda c: (c["x"], c["y"]) != board.xy(move))
         pv = info.pv if info.pv and info.pv[0] == move else [move]
@@ -213,28 +248,51 @@ class Engine:
                 "proven": info.proven, "candidates": cands[:top], "pv": _pv(board, pv),
                 "visits": info.visits, "elapsed_ms": round(info.elapsed_ms, 1),
                 "limits": limits.as_dict(), "side_to_move": color_name(board.side_to_move),
-                "rule": board.rule.value,
-                "model": self._pick(board.rule, board.width, board.height)[1],
-                "engine_version": __version__}
+                "rule": board.rule.value, "model": model, "engine_version": __version__}
 
     def analyze(self, board: Board, top: int) -> Dict[str, Any]:
         ev, info = self._pick(board.rule, board.width, board.height)
-        logits, values = ev.evaluate([ev.prepare(board)], (board.height, board.width))
-        forbidden = movegen.forbidden_points(board)
-        legal = movegen.legal_mask(board)
-        if not legal.any():
-            raise illegal("no_legal_move", "the side to move has no legal move")
-        probs = masked_softmax(np.asarray(logits[0]).reshape(1, -1), legal[None], np.float64)[0]
-        value = float(values[0])
+        probs, value, legal = _policy(ev, board)
         order = np.argsort(-probs, kind="stable")[:top]
         return {"policy": np.round(probs, 5).reshape(board.height, board.width).tolist(),
                 "value": round(value, 4), "winrate": round((value + 1) / 2, 4),
                 "top": [{**_sq(board, int(m)), "probability": round(float(probs[m]), 4)}
                         for m in order if legal[m]],
-                "forbidden": [board.move_name(m) for m in forbidden],
+                "forbidden": [board.move_name(m) for m in movegen.forbidden_points(board)],
                 "side_to_move": color_name(board.side_to_move), "rule": board.rule.value,
                 "width": board.width, "height": board.height, "model": info,
                 "engine_version": __version__}
+
+
+def _policy(ev: Evaluator, board: Board) -> Tuple[np.ndarray, float, np.ndarray]:
+    """The evaluator's prior over the legal squares (flat, renju-forbidden points at 0, summing to
+    1), its value in [-1, 1] for the side to move and the legal mask (flat bools). Raises a 422
+    when nothing is legal."""
+    logits, values = ev.evaluate([ev.prepare(board)], (board.height, board.width))
+    legal = movegen.legal_mask(board)
+    if not legal.any():
+        raise illegal("no_legal_move", "the side to move has no legal move")
+    probs = masked_softmax(np.asarray(logits[0]).reshape(1, -1), legal[None], np.float64)[0]
+    return probs, float(values[0]), legal
+
+
+def _instant(player: Player, board: Board) -> SearchInfo:
+    """The answer that needs no tree: the Player's answer-at-once (a five, the block of the
+    opponent's only five, a lost position's move, else the evaluator's best prior among the legal
+    moves near the stones), except that a VCF found within :data:`INSTANT_VCF_NODES` attacker
+    nodes comes before the prior. The prior's answer is reported as :data:`SOURCE_POLICY`;
+    ``elapsed_ms`` is the wall time of this call."""
+    t0 = time.perf_counter()
+    info = player.think(board, Limit(soft_ms=0.0, hard_ms=0.0))   # no visits: Player's "instant"
+    if info.source == "static":
+        line = tactics.find_vcf(board, node_limit=INSTANT_VCF_NODES)
+        if line:
+            info = SearchInfo(move=line[0], value=1.0, pv=list(line), proven=1, source="vcf",
+                              depth=len(line))
+        else:
+            info.source = SOURCE_POLICY
+    info.elapsed_ms = (time.perf_counter() - t0) * 1000.0
+    return info
 
 
 def _pv(board: Board, pv) -> list:
@@ -362,6 +420,12 @@ _ROUTES: Dict[str, Tuple[str, str]] = {
 }
 
 
+def _allowed(method: str) -> Tuple[str, ...]:
+    """The methods a route of ``method`` answers: a GET route answers HEAD too (the same status
+    and headers, no body: :meth:`Handler._send_json` writes none for HEAD)."""
+    return (method, "HEAD") if method == "GET" else (method,)
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = f"gomoku-serve/{__version__}"
@@ -438,11 +502,12 @@ class Handler(BaseHTTPRequestHandler):
                 self._discard_body()
                 self._error(RequestError(404, "not_found", f"no such path {path!r}; try "
                                          "GET /health, POST /move or POST /analyze"))
-            elif self.command != route[0]:
+            elif self.command not in _allowed(route[0]):
+                allow = ", ".join(_allowed(route[0]))
                 self._discard_body()
                 self._error(RequestError(405, "method_not_allowed",
-                                         f"{path} accepts {route[0]} only, not {self.command}"),
-                            headers={"Allow": route[0]})
+                                         f"{path} accepts {allow} only, not {self.command}"),
+                            headers={"Allow": allow})
             else:
                 getattr(self, route[1])()
         except RequestError as e:
@@ -652,14 +717,19 @@ def add_parser(sub: Any) -> None:
 
 def _add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1",
-                   help="address to bind (default loopback; there is no authentication)")
-    p.add_argument("--port", type=int, default=8080, help="port (0: any free port)")
-    p.add_argument("--workers", type=_positive_int, default=2, help="searches run in parallel")
+                   help="address to bind; there is no authentication (default: %(default)s, "
+                        "loopback)")
+    p.add_argument("--port", type=int, default=8080,
+                   help="port, 0: any free port (default: %(default)s)")
+    p.add_argument("--workers", type=_positive_int, default=2,
+                   help="searches run in parallel (default: %(default)s)")
     p.add_argument("--queue", type=_nonneg_int, default=16,
-                   help="requests that may wait for a worker; beyond it: 503")
-    p.add_argument("--max-visits", type=_positive_int, default=5000, help="cap on visits")
+                   help="requests that may wait for a worker; beyond it: 503 (default: "
+                        "%(default)s)")
+    p.add_argument("--max-visits", type=_positive_int, default=5000,
+                   help="cap on a request's visits (default: %(default)s)")
     p.add_argument("--max-time-ms", type=_positive_float, default=10000.0,
-                   help="cap on search time per request (ms)")
+                   help="cap on a request's search time in ms (default: %(default)s)")
     p.add_argument("--model", default=None,
                    help="model (.json/basename) or 'heuristic' (default: the shipped models)")
     p.add_argument("--log-file", default=None, help="append the request log here (default stderr)")

@@ -20,7 +20,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from gomoku_ai import movegen
 from gomoku_ai.board import MAX_SIZE, MIN_SIZE, Board, IllegalMoveError
-from gomoku_ai.rules import BLACK, EMPTY, WHITE, Rule
+from gomoku_ai.rules import BLACK, EMPTY, WHITE, Rule, rule_from_gomocup
 
 MAX_SIDE = MAX_SIZE     # 32; columns past z are named "x,y" (Board.move_name)
 DEFAULT_SIZE = 15
@@ -62,10 +62,37 @@ def color_name(c: int) -> str:
 
 
 # ------------------------------------------------------------------------------------ pieces
+RULE_FORMS = ('a rule name ("freestyle", "standard", "renju", "caro") or a Gomocup INFO rule code '
+              '(an integer >= 0 such as 4, or the same as a string, "4")')
+
+
+def _json_type(v: Any) -> str:
+    """The JSON name of a value's type, for error messages."""
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, (int, float)):
+        return "a number"
+    if isinstance(v, list):
+        return "a list"
+    if isinstance(v, dict):
+        return "an object"
+    return "a string"
+
+
 def parse_rule(body: Dict[str, Any]) -> Rule:
+    """``rule``: a name or a Gomocup code, as a string or (the code) as an integer; default
+    freestyle. A boolean, a float, a negative integer or any other type is a 400 ``bad_rule``."""
     v = body.get("rule", "freestyle")
-    if not isinstance(v, str) or len(v) > 32:
-        raise bad("bad_rule", "rule must be a string: freestyle, standard, renju or caro")
+    if _is_int(v):
+        if v < 0:
+            raise bad("bad_rule", f"rule {v} is negative; rule must be {RULE_FORMS}")
+        return rule_from_gomocup(v)
+    if not isinstance(v, str):
+        raise bad("bad_rule", f"rule is {_json_type(v)}; it must be {RULE_FORMS}")
+    if len(v) > 32:
+        raise bad("bad_rule", f"rule is a string of {len(v)} characters; it must be {RULE_FORMS}")
     try:
         return Rule.parse(v)
     except ValueError as e:

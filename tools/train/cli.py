@@ -27,11 +27,18 @@ from .live import LiveDisplay
 
 def add_parser(sub: Any) -> None:
     """Register ``train`` and its subcommands on a subparsers object."""
-    tr = sub.add_parser("train", help="training: pack records, supervised training, export")
+    tr = sub.add_parser("train", help="training: pack records, supervised training, export",
+                        description="Training: pack game records into shards, train a network on them "
+                                    "(supervised or in an AlphaZero loop), export it for the engine, "
+                                    "and measure it.")
     tsub = tr.add_subparsers(dest="train_command", required=True)
     for add in (_add_pack, _add_supervised, _add_teacher, _add_export, _add_selfplay, _add_gate, _add_loop,
                 _add_curve, _add_accuracy, _add_plot):
         add(tsub)
+
+
+#: for the loop's options, whose default is the run's stored setting (RUN/config.json)
+_STORED = "(default: the run's stored setting, else {})"
 
 
 def _add_pack(tsub: Any) -> None:
@@ -39,7 +46,9 @@ def _add_pack(tsub: Any) -> None:
     pk.add_argument("--records", nargs="+", required=True, help="record files or folders")
     pk.add_argument("--openings", default=None,
                     help="openings file: moves of these prefixes are not used as targets")
-    pk.add_argument("--size", type=int, default=15)
+    pk.add_argument("--size", type=int, default=15,
+                    help="board size of the records (a .psq whose header disagrees is skipped) and of "
+                         "the openings file (default: %(default)s)")
     pk.add_argument("--out", required=True, help="output .npz shard")
 
 
@@ -47,15 +56,27 @@ def _add_supervised(tsub: Any) -> None:
     sl = tsub.add_parser("supervised", help="train on shards (resumes from --run if present)")
     sl.add_argument("--data", nargs="+", required=True, help="shard files (.npz)")
     sl.add_argument("--run", required=True, help="run folder: checkpoint.pt, log.jsonl")
-    sl.add_argument("--blocks", type=int, default=6)
-    sl.add_argument("--channels", type=int, default=64)
-    sl.add_argument("--head-channels", type=int, default=None)
-    sl.add_argument("--steps", type=int, default=20000)
-    sl.add_argument("--batch", type=int, default=256)
-    sl.add_argument("--lr", type=float, default=2e-3)
-    sl.add_argument("--threads", type=int, default=2)
-    sl.add_argument("--max-seconds", type=float, default=None, help="stop (and checkpoint) after")
-    sl.add_argument("--device", default="auto", help="auto (CUDA when present), cpu, cuda[:N]")
+    sl.add_argument("--blocks", type=int, default=6,
+                    help="residual blocks of the network (default: %(default)s)")
+    sl.add_argument("--channels", type=int, default=64,
+                    help="channels of the residual tower (default: %(default)s)")
+    sl.add_argument("--head-channels", type=int, default=None,
+                    help="channels of the policy and value heads (default: half of --channels, at "
+                         "least 16)")
+    sl.add_argument("--steps", type=int, default=20000,
+                    help="total training steps; a resumed run continues up to them (default: "
+                         "%(default)s)")
+    sl.add_argument("--batch", type=int, default=256,
+                    help="positions per training step (default: %(default)s)")
+    sl.add_argument("--lr", type=float, default=2e-3,
+                    help="learning rate reached after the warm-up, then decayed (cosine; default: "
+                         "%(default)s)")
+    sl.add_argument("--threads", type=int, default=2,
+                    help="torch CPU threads (default: %(default)s)")
+    sl.add_argument("--max-seconds", type=float, default=None,
+                    help="stop (and checkpoint) after this many seconds (default: no limit)")
+    sl.add_argument("--device", default="auto",
+                    help="auto (CUDA when present), cpu, cuda[:N] (default: %(default)s)")
     sl.add_argument("--init", default=None,
                     help="start a new run from this checkpoint's weights (fine-tune; same arch)")
     sl.add_argument("--warmup", type=int, default=None, help="warm-up steps (default 300)")
@@ -74,13 +95,20 @@ def _add_teacher(tsub: Any) -> None:
     te.add_argument("--tc", default=None, help="time control instead of nodes, e.g. 0/0.2")
     te.add_argument("--records", nargs="+", required=True,
                     help="record files or folders the openings are cut from")
-    te.add_argument("--games", type=int, default=1000, help="games to reach (rounded up to pairs)")
-    te.add_argument("--min-plies", type=int, default=4, help="shortest opening (plies)")
-    te.add_argument("--max-plies", type=int, default=12, help="longest opening (plies)")
-    te.add_argument("--size", type=int, default=15)
-    te.add_argument("--rule", default="freestyle")
-    te.add_argument("--seed", type=int, default=1)
-    te.add_argument("-j", "--workers", type=int, default=1, help="games at a time")
+    te.add_argument("--games", type=int, default=1000,
+                    help="games to reach (rounded up to pairs; default: %(default)s)")
+    te.add_argument("--min-plies", type=int, default=4,
+                    help="shortest opening in plies (default: %(default)s)")
+    te.add_argument("--max-plies", type=int, default=12,
+                    help="longest opening in plies (default: %(default)s)")
+    te.add_argument("--size", type=int, default=15,
+                    help="board size of the records and the games (default: %(default)s)")
+    te.add_argument("--rule", default="freestyle",
+                    help="freestyle, standard, renju or caro (default: %(default)s)")
+    te.add_argument("--seed", type=int, default=1,
+                    help="seed of the openings' choice and the match schedule (default: %(default)s)")
+    te.add_argument("-j", "--workers", type=int, default=1,
+                    help="games at a time (default: %(default)s)")
     te.add_argument("--out", required=True,
                     help="folder: openings.txt, command.sh, match/ (the tournament; its games/ "
                          "are the records to pack); an existing one is resumed")
@@ -88,11 +116,14 @@ def _add_teacher(tsub: Any) -> None:
 
 def _add_export(tsub: Any) -> None:
     ex = tsub.add_parser("export", help="export a run's checkpoint to engine model files")
-    ex.add_argument("--run", required=True)
+    ex.add_argument("--run", required=True, help="run folder holding checkpoint.pt")
     ex.add_argument("--out", required=True, help="output basename, e.g. models/freestyle15")
-    ex.add_argument("--name", default=None)
-    ex.add_argument("--notes", default="")
-    ex.add_argument("--size", default="15", help="board the network was trained on: 15 or 8x8")
+    ex.add_argument("--name", default=None,
+                    help="the model's name in its .json (default: the basename of --out)")
+    ex.add_argument("--notes", default="",
+                    help="free text recorded in the model's .json (default: none)")
+    ex.add_argument("--size", default="15",
+                    help="board the network was trained on: 15 or 8x8 (default: %(default)s)")
     ex.add_argument("--n", type=int, default=None, help="winning length (recorded when given)")
     ex.add_argument("--rule", default=None, help="rule (recorded when given)")
 
@@ -102,48 +133,73 @@ def _add_selfplay(tsub: Any) -> None:
     sp.add_argument("--model", required=True,
                     help="exported model basename/file, or 'heuristic' / 'uniform'")
     sp.add_argument("--out", required=True, help="output folder (shards, sgf/, selfplay.jsonl)")
-    sp.add_argument("--games", type=int, default=64)
-    sp.add_argument("-j", "--workers", type=int, default=1, help="workers (0: in this process)")
+    sp.add_argument("--games", type=int, default=64, help="games to play (default: %(default)s)")
+    sp.add_argument("-j", "--workers", type=int, default=1,
+                    help="workers (0: in this process; default: %(default)s)")
     _add_backend_args(sp)
-    sp.add_argument("--visits", type=int, default=400, help="visits of a full search")
-    sp.add_argument("--fast-visits", type=int, default=64, help="visits of a fast search")
-    sp.add_argument("--p-full", type=float, default=0.25, help="fraction of full searches")
-    sp.add_argument("--size", default="15", help="15 or 20x15")
-    sp.add_argument("--n", type=int, default=5, help="winning length")
-    sp.add_argument("--rule", default="freestyle")
-    sp.add_argument("--seed", type=int, default=1)
+    sp.add_argument("--visits", type=int, default=400,
+                    help="visits of a full search (default: %(default)s)")
+    sp.add_argument("--fast-visits", type=int, default=64,
+                    help="visits of a fast search (default: %(default)s)")
+    sp.add_argument("--p-full", type=float, default=0.25,
+                    help="fraction of full searches (default: %(default)s)")
+    sp.add_argument("--size", default="15", help="15 or 20x15 (default: %(default)s)")
+    sp.add_argument("--n", type=int, default=5, help="winning length (default: %(default)s)")
+    sp.add_argument("--rule", default="freestyle",
+                    help="freestyle, standard, renju or caro (default: %(default)s)")
+    sp.add_argument("--seed", type=int, default=1,
+                    help="seed of the games: game G draws its randomness from (seed, G) "
+                         "(default: %(default)s)")
     sp.add_argument("--openings", default=None, help="openings file (default: random stones)")
-    sp.add_argument("--prefix", default="sp", help="shard name prefix")
-    sp.add_argument("--games-per-shard", type=int, default=8)
-    sp.add_argument("--temp-moves", type=int, default=8)
+    sp.add_argument("--prefix", default="sp", help="shard name prefix (default: %(default)s)")
+    sp.add_argument("--games-per-shard", type=int, default=8,
+                    help="games written to each shard (default: %(default)s)")
+    sp.add_argument("--temp-moves", type=int, default=8,
+                    help="plies after the opening whose move is sampled by visits, not the most "
+                         "visited (default: %(default)s)")
     sp.add_argument("--resign-threshold", type=float, default=-0.9,
-                    help="root value below which a side resigns (-2 disables resignation)")
-    sp.add_argument("--resign-plies", type=int, default=4)
+                    help="root value below which a side resigns (-2 disables resignation; "
+                         "default: %(default)s)")
+    sp.add_argument("--resign-plies", type=int, default=4,
+                    help="consecutive plies (both sides) that must agree before a resignation "
+                         "(default: %(default)s)")
     sp.add_argument("--resign-disabled", type=float, default=0.1,
-                    help="fraction of games played out to measure false resignations")
+                    help="fraction of games played out to measure false resignations "
+                         "(default: %(default)s)")
     sp.add_argument("--json", action="store_true",
                     help="JSON lines even on a terminal (the default when stdout is not one)")
 
 
 def _add_gate(tsub: Any) -> None:
     gt = tsub.add_parser("gate", help="candidate vs best in colour-swapped pairs, SPRT decision")
-    gt.add_argument("--candidate", required=True)
-    gt.add_argument("--best", required=True)
-    gt.add_argument("--visits", type=int, default=200)
-    gt.add_argument("--max-games", type=int, default=400)
-    gt.add_argument("--elo0", type=float, default=0.0)
-    gt.add_argument("--elo1", type=float, default=30.0)
-    gt.add_argument("--alpha", type=float, default=0.05)
-    gt.add_argument("--beta", type=float, default=0.05)
-    gt.add_argument("--sprt-model", default="logistic", choices=["logistic", "normalized"])
+    gt.add_argument("--candidate", required=True,
+                    help="the candidate: an exported model basename/file, heuristic or uniform")
+    gt.add_argument("--best", required=True, help="the best so far, given the same way")
+    gt.add_argument("--visits", type=int, default=200,
+                    help="visits per move of both players (default: %(default)s)")
+    gt.add_argument("--max-games", type=int, default=400,
+                    help="games at most when the SPRT has not decided (default: %(default)s)")
+    gt.add_argument("--elo0", type=float, default=0.0,
+                    help="SPRT H0: the candidate is this many Elo stronger (default: %(default)s)")
+    gt.add_argument("--elo1", type=float, default=30.0,
+                    help="SPRT H1: the candidate is this many Elo stronger (default: %(default)s)")
+    gt.add_argument("--alpha", type=float, default=0.05,
+                    help="SPRT false-positive rate (default: %(default)s)")
+    gt.add_argument("--beta", type=float, default=0.05,
+                    help="SPRT false-negative rate (default: %(default)s)")
+    gt.add_argument("--sprt-model", default="logistic", choices=["logistic", "normalized"],
+                    help="Elo of the hypotheses: logistic or normalized (default: %(default)s)")
     gt.add_argument("--openings", default=None, help="openings file (default: random stones)")
-    gt.add_argument("--size", default="15")
-    gt.add_argument("--n", type=int, default=5)
-    gt.add_argument("--rule", default="freestyle")
-    gt.add_argument("--seed", type=int, default=1)
+    gt.add_argument("--size", default="15", help="15 or 20x15 (default: %(default)s)")
+    gt.add_argument("--n", type=int, default=5, help="winning length (default: %(default)s)")
+    gt.add_argument("--rule", default="freestyle",
+                    help="freestyle, standard, renju or caro (default: %(default)s)")
+    gt.add_argument("--seed", type=int, default=1,
+                    help="seed of the openings and the players (default: %(default)s)")
     gt.add_argument("--journal", default=None, help="JSONL of finished pairs (resume)")
     gt.add_argument("-j", "--workers", type=int, default=0,
-                    help="workers playing pairs in parallel (0: in this process)")
+                    help="workers playing pairs in parallel (0: in this process; default: "
+                         "%(default)s)")
     _add_backend_args(gt)
     gt.add_argument("--out", default=None, help="write the result JSON here too")
 
@@ -157,28 +213,43 @@ def _add_loop(tsub: Any) -> None:
     lp.add_argument("--init-model", default=None,
                     help="start from a training checkpoint.pt (best) or an exported model")
     # settings: stored in RUN/config.json; given again, they replace the stored ones
-    lp.add_argument("--size", default=None)
-    lp.add_argument("--n", type=int, default=None)
-    lp.add_argument("--rule", default=None)
-    lp.add_argument("--blocks", type=int, default=None)
-    lp.add_argument("--channels", type=int, default=None)
-    lp.add_argument("--games", type=int, default=None, help="self-play games per iteration")
+    lp.add_argument("--size", default=None, help="board: 15 or 20x15 " + _STORED.format(15))
+    lp.add_argument("--n", type=int, default=None, help="winning length " + _STORED.format(5))
+    lp.add_argument("--rule", default=None,
+                    help="freestyle, standard, renju or caro " + _STORED.format("freestyle"))
+    lp.add_argument("--blocks", type=int, default=None,
+                    help="residual blocks of the network " + _STORED.format(6))
+    lp.add_argument("--channels", type=int, default=None,
+                    help="channels of the residual tower; the heads get half " + _STORED.format(64))
+    lp.add_argument("--games", type=int, default=None,
+                    help="self-play games per iteration " + _STORED.format(64))
     lp.add_argument("-j", "--workers", type=int, default=None,
-                    help="self-play and gate workers (0: in this process)")
+                    help="self-play and gate workers (0: in this process) " + _STORED.format(2))
     _add_backend_args(lp, default=None)
-    lp.add_argument("--visits", type=int, default=None)
-    lp.add_argument("--fast-visits", type=int, default=None)
-    lp.add_argument("--p-full", type=float, default=None)
-    lp.add_argument("--openings", default=None)
-    lp.add_argument("--window", type=int, default=None, help="replay window (positions)")
-    lp.add_argument("--min-positions", type=int, default=None)
-    lp.add_argument("--steps", type=int, default=None, help="training steps per iteration")
-    lp.add_argument("--batch", type=int, default=None)
-    lp.add_argument("--lr", type=float, default=None)
-    lp.add_argument("--threads", type=int, default=None)
+    lp.add_argument("--visits", type=int, default=None,
+                    help="visits of a full self-play search " + _STORED.format(400))
+    lp.add_argument("--fast-visits", type=int, default=None,
+                    help="visits of a fast self-play search " + _STORED.format(64))
+    lp.add_argument("--p-full", type=float, default=None,
+                    help="fraction of full searches " + _STORED.format(0.25))
+    lp.add_argument("--openings", default=None,
+                    help="self-play openings file " + _STORED.format("random stones"))
+    lp.add_argument("--window", type=int, default=None,
+                    help="replay window in positions " + _STORED.format(250000))
+    lp.add_argument("--min-positions", type=int, default=None,
+                    help="positions needed before the first training; until then an iteration only "
+                         "plays " + _STORED.format(2048))
+    lp.add_argument("--steps", type=int, default=None,
+                    help="training steps per iteration " + _STORED.format(500))
+    lp.add_argument("--batch", type=int, default=None,
+                    help="positions per training step " + _STORED.format(256))
+    lp.add_argument("--lr", type=float, default=None,
+                    help="learning rate per step " + _STORED.format(0.001))
+    lp.add_argument("--threads", type=int, default=None,
+                    help="torch CPU threads of the trainer " + _STORED.format(2))
     lp.add_argument("--device", default=None,
                     help="trainer device: auto (CUDA when present), cpu, cuda[:N]; self-play "
-                         "always runs onnxruntime on the CPU")
+                         "always runs onnxruntime on the CPU " + _STORED.format("auto"))
     lp.add_argument("--trainer", choices=["auto", "driver", "worker"], default=None,
                     help="where training runs: driver (this process), worker (a pool worker; "
                          "on Ray an actor with --trainer-gpus GPUs when the cluster has them), "
@@ -189,11 +260,16 @@ def _add_loop(tsub: Any) -> None:
     lp.add_argument("--train-chunk", type=int, default=None,
                     help="training steps per task on a worker: a lost worker loses at most this "
                          "many (default 0: the iteration's steps in one task)")
-    lp.add_argument("--gate-games", type=int, default=None, help="0: no gating")
-    lp.add_argument("--gate-visits", type=int, default=None)
-    lp.add_argument("--gate-elo1", type=float, default=None)
-    lp.add_argument("--gate-openings", default=None)
-    lp.add_argument("--seed", type=int, default=None)
+    lp.add_argument("--gate-games", type=int, default=None,
+                    help="games at most per gate; 0: no gating, always promote "
+                         + _STORED.format(200))
+    lp.add_argument("--gate-visits", type=int, default=None,
+                    help="visits per move in the gate " + _STORED.format(200))
+    lp.add_argument("--gate-elo1", type=float, default=None,
+                    help="the gate's SPRT H1 in Elo (H0 is 0) " + _STORED.format(30))
+    lp.add_argument("--gate-openings", default=None,
+                    help="the gate's openings file " + _STORED.format("random stones"))
+    lp.add_argument("--seed", type=int, default=None, help="run seed " + _STORED.format(1))
     lp.add_argument("--json", action="store_true",
                     help="JSON lines even on a terminal (the default when stdout is not one)")
 
@@ -203,15 +279,19 @@ def _add_curve(tsub: Any) -> None:
                                        "opponent (appends RUN/curve.jsonl)")
     cv.add_argument("--run", required=True, help="loop run folder (candidates/it*.json)")
     cv.add_argument("--opponent", default="uniform",
-                    help="a player spec of gomoku_ai/players.py: uniform (= tactics), pure "
-                         "(rollouts), heuristic, or a model path")
-    cv.add_argument("--visits", type=int, default=200, help="the candidates' visits")
+                    help="the opponent: uniform (= tactics), pure (rollouts), heuristic, or a model "
+                         "path (default: %(default)s)")
+    cv.add_argument("--visits", type=int, default=200,
+                    help="the candidates' visits (default: %(default)s)")
     cv.add_argument("--opponent-visits", type=int, default=None, help="default: --visits")
-    cv.add_argument("--games", type=int, default=20, help="games per iteration (pairs x 2)")
-    cv.add_argument("--every", type=int, default=1, help="every N-th iteration (+ the last)")
+    cv.add_argument("--games", type=int, default=20,
+                    help="games per iteration, pairs x 2 (default: %(default)s)")
+    cv.add_argument("--every", type=int, default=1,
+                    help="every N-th iteration, and the last (default: %(default)s)")
     cv.add_argument("--iterations", type=int, nargs="*", default=None,
                     help="exactly these iterations")
-    cv.add_argument("--seed", type=int, default=1)
+    cv.add_argument("--seed", type=int, default=1,
+                    help="seed of the openings and the players (default: %(default)s)")
     cv.add_argument("--out", default=None, help="default: RUN/curve.jsonl")
 
 
@@ -221,8 +301,9 @@ def _add_accuracy(tsub: Any) -> None:
     ac.add_argument("models", nargs="+", help="exported model basenames or files")
     ac.add_argument("--data", required=True, help="a packed shard (train pack)")
     ac.add_argument("--val-fraction", type=float, default=0.03,
-                    help="the supervised run's validation fraction (default 0.03)")
-    ac.add_argument("--seed", type=int, default=1, help="the supervised run's seed (default 1)")
+                    help="the supervised run's validation fraction (default: %(default)s)")
+    ac.add_argument("--seed", type=int, default=1,
+                    help="the supervised run's seed (default: %(default)s)")
 
 
 def _add_plot(tsub: Any) -> None:
@@ -231,8 +312,10 @@ def _add_plot(tsub: Any) -> None:
                     help="run folder: a loop run (loop.jsonl, train/log.jsonl, curve.jsonl) or a "
                          "supervised run (log.jsonl)")
     pl.add_argument("--out", required=True, help="output .png")
-    pl.add_argument("--title", default=None)
-    pl.add_argument("--dpi", type=int, default=100)
+    pl.add_argument("--title", default=None,
+                    help="the figure's title (default: training run FOLDER-NAME)")
+    pl.add_argument("--dpi", type=int, default=100,
+                    help="resolution of the PNG in dots per inch (default: %(default)s)")
 
 
 def _size(text: str):
@@ -243,7 +326,9 @@ def _size(text: str):
 
 def _add_backend_args(p: Any, default: Optional[str] = "local") -> None:
     p.add_argument("--backend", choices=["local", "ray"], default=default,
-                   help="where workers run: local processes (default) or Ray actors")
+                   help="where workers run: local processes or Ray actors ("
+                        + ("default: %(default)s)" if default is not None
+                           else "default: the run's stored setting, else local)"))
     p.add_argument("--address", default=None,
                    help="Ray cluster: HOST:PORT, or auto (default: a private local instance)")
 

@@ -42,28 +42,41 @@ from typing import Any, Dict, List, Optional, Tuple
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m tools.train.gpu_burst",
-                                description=__doc__.split("\n\n")[0])
+                                description="A short, bounded supervised training burst on packed shards "
+                                            "(for a GPU machine; runs on the CPU too): train for at most "
+                                            "--steps steps or --max-seconds seconds, export the network "
+                                            "and check the export.")
     p.add_argument("--data", nargs="+", default=["runs/sl/gomocup2024.npz"],
-                   help="training shards (.npz from gomoku train pack)")
+                   help="training shards (.npz from gomoku train pack; default: %(default)s)")
     p.add_argument("--out", default=os.environ.get("OUT") or "runs/gpu-burst",
-                   help="output folder (default: $OUT, else runs/gpu-burst)")
+                   help="output folder (default: $OUT, else runs/gpu-burst; here %(default)s)")
     p.add_argument("--name", default=None, help="model name (default: burst-<B>x<C>)")
-    p.add_argument("--blocks", type=int, default=6)
-    p.add_argument("--channels", type=int, default=64)
-    p.add_argument("--steps", type=int, default=6000, help="schedule length (steps)")
-    p.add_argument("--batch", type=int, default=1024)
-    p.add_argument("--lr", type=float, default=2e-3)
-    p.add_argument("--warmup", type=int, default=200)
+    p.add_argument("--blocks", type=int, default=6,
+                   help="residual blocks of the network (default: %(default)s)")
+    p.add_argument("--channels", type=int, default=64,
+                   help="channels of the residual tower (default: %(default)s)")
+    p.add_argument("--steps", type=int, default=6000,
+                   help="schedule length in steps (default: %(default)s)")
+    p.add_argument("--batch", type=int, default=1024,
+                   help="positions per training step (default: %(default)s)")
+    p.add_argument("--lr", type=float, default=2e-3,
+                   help="learning rate reached after the warm-up, then decayed (cosine; default: "
+                        "%(default)s)")
+    p.add_argument("--warmup", type=int, default=200, help="warm-up steps (default: %(default)s)")
     p.add_argument("--max-seconds", type=float, default=300.0,
-                   help="stop training after this many seconds (the burst's bound)")
-    p.add_argument("--device", default="auto", help="auto | cpu | cuda[:N]")
-    p.add_argument("--threads", type=int, default=max(1, min(8, os.cpu_count() or 1)))
+                   help="stop training after this many seconds, the burst's bound (default: %(default)s)")
+    p.add_argument("--device", default="auto", help="auto | cpu | cuda[:N] (default: %(default)s)")
+    p.add_argument("--threads", type=int, default=max(1, min(8, os.cpu_count() or 1)),
+                   help="torch CPU threads (default: the CPUs, at most 8; here %(default)s)")
     p.add_argument("--limit", type=int, default=None,
                    help="use only the first N positions (smoke tests)")
-    p.add_argument("--val-every", type=int, default=1000)
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--val-every", type=int, default=1000,
+                   help="steps between validation passes (default: %(default)s)")
+    p.add_argument("--seed", type=int, default=1,
+                   help="seed of the validation split and the batches (default: %(default)s)")
     p.add_argument("--device-data", choices=("auto", "on", "off"), default="auto",
-                   help="keep the positions on the device and encode there (auto: on CUDA)")
+                   help="keep the positions on the device and encode there (auto: on CUDA; default: "
+                        "%(default)s)")
     return p
 
 
