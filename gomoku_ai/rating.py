@@ -177,12 +177,15 @@ def pentanomial_from_pairs(pairs: Iterable[Tuple[float, float]]) -> List[int]:
 
 
 def perfect_score_bound(n: int, confidence: float = 0.95) -> float:
-    """After ``n`` games all won, the exact one-sided lower confidence bound on the Elo difference
-    (Clopper-Pearson: the score ``s`` with ``s^n = (1 - confidence) / 2``). The symmetric interval of a
-    perfect score is degenerate (no variance), so this is what to report instead; negate it for all lost."""
+    """After ``n`` games all won, the Elo difference exceeded with ``confidence``, one-sided: the exact
+    binomial (Clopper-Pearson) bound, the score ``s`` at which ``n`` wins in ``n`` games have probability
+    ``1 - confidence`` (``s^n = 0.05`` at 95 %), as Elo. The symmetric interval of a perfect score is
+    degenerate (no variance), so this is what to report instead; negate it for all lost. (Until issue 17
+    this solved ``s^n = (1 - confidence) / 2``, the end of a two-sided interval: a 97.5 % one-sided bound
+    reported as 95 %.)"""
     if n <= 0:
         raise RatingError("no games")
-    return elo_from_score(((1.0 - confidence) / 2.0) ** (1.0 / n), eps=0.0)
+    return elo_from_score((1.0 - confidence) ** (1.0 / n), eps=0.0)
 
 
 def los_cutechess(wins: float, losses: float) -> float:

@@ -175,8 +175,9 @@ def test_bt_perfect_score_needs_a_prior_and_pools_must_connect():
 
 
 def test_perfect_score_bound():
-    # 40 games all won: s^40 = 0.025 -> s = 0.9120, Elo = 405.9
-    s = 0.025 ** (1 / 40)
+    # 40 games all won, 95 % one-sided: s^40 = 0.05 -> s = 0.9279, Elo = 443.7 (97.5 %: s^40 = 0.025, 405.9)
+    s = 0.05 ** (1 / 40)
     assert R.perfect_score_bound(40) == pytest.approx(-400 * math.log10(1 / s - 1))
-    assert 400 < R.perfect_score_bound(40) < 410
+    assert 443 < R.perfect_score_bound(40) < 444
+    assert 405 < R.perfect_score_bound(40, confidence=0.975) < 406
     assert R.perfect_score_bound(400) > R.perfect_score_bound(40)

@@ -9,7 +9,7 @@ are skipped with a warning; a game id seen twice keeps its first result.
 crosstable, pairwise and match statistics with pentanomial counts over complete pairs, SPRT state, and a
 Bradley-Terry rating fit with a first-move term); :func:`format_summary` prints it. Counts are written in one
 order everywhere: W-D-L (wins, draws, losses of the first-named player). A perfect score (every game won, or every
-game lost) is reported by its exact one-sided bound only (:func:`perfect_score_bound`): no +/-, no interval, no
+game lost) is reported by its exact one-sided bound only (:func:`gomoku_ai.rating.perfect_score_bound`): no +/-, no interval, no
 point estimate, and no Bradley-Terry rating for a player with such a record.
 """
 from __future__ import annotations
@@ -115,23 +115,6 @@ def _est_dict(e: Optional[R.EloEstimate]) -> Optional[Dict[str, Any]]:
             "elo_hi": e.elo_hi, "los": e.los, "nelo": e.nelo, "draw_ratio": e.draw_ratio, "se": e.se}
 
 
-def perfect_score_bound(n: int, confidence: float = 0.95) -> float:
-    """After ``n`` games all won, the Elo difference exceeded with ``confidence``, one-sided (negate it for all
-    lost): the exact binomial (Clopper-Pearson) bound, the score ``s`` at which ``n`` wins in ``n`` games have
-    probability ``1 - confidence`` (``s^n = 0.05`` for 95 %), as Elo.
-
-    Such a sample has no variance: the trinomial and pentanomial +/- are 0, their intervals empty and their point
-    estimate is the score clamp (+/-1199.8 at the clamp 1e-3 of RATING.md section 2), so the bound is all there is
-    to report. RATING.md gives no formula for it; it says that maximum likelihood has no finite rating for a
-    player who never lost (section 3: KataGo's ``compute_elos``; BayesElo is finite only through its prior, Ordo
-    reports a floor or ceiling instead) and asks for a floor or ceiling for perfect scores (section 5).
-    (:func:`gomoku_ai.rating.perfect_score_bound` solves ``s^n = (1 - confidence) / 2``: the lower end of the
-    two-sided interval, which is a ``(1 + confidence) / 2`` one-sided bound, 97.5 % for 95 %.)"""
-    if n <= 0:
-        raise R.RatingError("no games")
-    return R.elo_from_score((1.0 - confidence) ** (1.0 / n), eps=0.0)
-
-
 def perfect_text(ps: Dict[str, Any], confidence: float) -> str:
     """``Elo > -18.9 (95 % one-sided)`` for the pairing statistics ``ps`` of a perfect score (from the first
     player's side), '' for any other."""
@@ -169,7 +152,7 @@ def pair_stats(records: Iterable[Dict[str, Any]], a: int, b: int, confidence: fl
     pen = R.pentanomial(penta, confidence) if complete else None
     bound = None
     if n and (w == n or l == n):  # no variance: report the exact one-sided bound instead of +/-
-        bound = perfect_score_bound(n, confidence) * (1 if w == n else -1)
+        bound = R.perfect_score_bound(n, confidence) * (1 if w == n else -1)
     return {"a": a, "b": b, "games": n, "w": w, "d": d, "l": l, "penta": penta, "pairs": len(complete),
             "perfect_bound": bound, "perfect": None if bound is None else ("won" if w == n else "lost"),
             "trinomial": _est_dict(tri), "pentanomial": _est_dict(pen),
@@ -220,7 +203,7 @@ def summarize(records: Sequence[Dict[str, Any]], names: Sequence[str], fmt: str,
     }
     # ratings
     # a player who won (or lost) every game has no finite maximum-likelihood rating: its fitted one comes from
-    # the prior alone, so the text and the live table show none (see perfect_score_bound)
+    # the prior alone, so the text and the live table show none (see gomoku_ai.rating.perfect_score_bound)
     rating: Dict[str, Any] = {"model": "bradley-terry", "prior_draws": prior, "first_move": True,
                               "anchor": None if anchor is None else names[anchor], "anchor_elo": anchor_elo,
                               "perfect": perfect}
