@@ -408,3 +408,39 @@ def test_new_game_on_another_size_switches_the_network(shipped_models):
     assert net() == "gomoku8-4x32" and "gomoku8-4x32" in ui.view.engine
     ui.cmd_new(["15", "renju"])
     assert net() == "freestyle15-4x32" and ui.player is not p15
+
+
+# ============================================================================ first contact (issue #17)
+def _parse_play(argv):
+    from tools import cli
+    return cli.build_parser().parse_args(["play", *argv])
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["--time", "-1"], "argument --time: '-1' is not a positive number of seconds"),
+    (["--time", "0"], "argument --time: '0' is not a positive number of seconds"),
+    (["--time", "nan"], "argument --time: 'nan' is not a positive number of seconds"),
+    (["--visits", "-5"], "argument --visits: '-5' is not a number of visits"),
+    (["--visits", "many"], "argument --visits: 'many' is not a number of visits"),
+    (["--size", "15x"], "argument --size: '15x' is not a board size"),
+    (["--size", "x"], "argument --size: 'x' is not a board size"),
+    (["--max-moves", "0"], "argument --max-moves: '0' is not a number of moves"),
+])
+def test_play_options_refuse_bad_numbers(argv, said, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        _parse_play(argv)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert said in err and "invalid literal" not in err
+
+
+def test_play_options_accept_good_numbers():
+    args = _parse_play(["--time", "0.5", "--visits", "0", "--size", "20x15", "--max-moves", "9"])
+    assert (args.time, args.visits, args.size, args.max_moves) == (0.5, 0, "20x15", 9)
+    ui = make_ui(9, humans=BOTH)
+    drive(ui, ["new 15x", "time inf", "time -3", "visits -5"])
+    assert has(ui, "new: '15x' is not a board size", "error")
+    assert len([t for t in messages(ui, "error") if t.startswith(("time SECONDS", "visits N"))]) == 3
+    assert ui.limit == Limit(visits=30)  # no bad value got through
+
+

@@ -20,7 +20,8 @@ from gomoku_ai.rules import BLACK, WHITE, Rule, opponent
 
 from . import commands as C
 from .render import Theme, View, frame, result_text
-from .session import COLOR_NAME, Analysis, GameSession, default_save_name, parse_size
+from .session import (COLOR_NAME, Analysis, GameSession, default_save_name, parse_seconds, parse_size,
+                      parse_visits)
 
 __all__ = ["GameCommands"]
 
@@ -191,24 +192,26 @@ class GameCommands:
         self.offered_save = False
 
     def cmd_time(self, args: List[str]) -> None:
-        try:
-            sec = float(args[0])
-            if sec <= 0:
-                raise ValueError
-        except (IndexError, ValueError):
+        if len(args) != 1:
             self.say("time SECONDS: e.g. 'time 5'.", "error")
+            return
+        try:
+            sec = parse_seconds(args[0])
+        except ValueError as e:
+            self.say(f"time SECONDS: {e}.", "error")
             return
         self.limit = Limit(soft_ms=sec * 1000.0)
         self.view.engine = self._engine_text()
         self.say(f"Engine: {sec:g} s per move.", "ok")
 
     def cmd_visits(self, args: List[str]) -> None:
-        try:
-            n = int(args[0])
-            if n < 0:
-                raise ValueError
-        except (IndexError, ValueError):
+        if len(args) != 1:
             self.say("visits N: e.g. 'visits 800' (0 goes back to time per move).", "error")
+            return
+        try:
+            n = parse_visits(args[0])
+        except ValueError as e:
+            self.say(f"visits N: {e}.", "error")
             return
         self.limit = Limit(visits=n) if n else Limit(soft_ms=2000.0)
         self.view.engine = self._engine_text()

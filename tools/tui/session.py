@@ -8,6 +8,7 @@ of bad input into a :class:`MoveError` with a message meant for that person.
 """
 from __future__ import annotations
 
+import math
 import re
 import time
 from dataclasses import dataclass, field
@@ -35,13 +36,55 @@ def looks_like_move(text: str) -> bool:
     return bool(_MOVE_LIKE.match(text))
 
 
+_SIZE = re.compile(r"^(\d+)(?:x(\d+))?$")
+
+
 def parse_size(text: str) -> Tuple[int, int]:
-    """``15`` -> (15, 15); ``20x15`` -> (20, 15) (width x height)."""
-    t = text.strip().lower().replace("×", "x")
-    if "x" in t:
-        w, h = t.split("x", 1)
-        return int(w), int(h)
-    return int(t), int(t)
+    """``15`` -> (15, 15); ``20x15`` -> (20, 15) (width x height). ValueError, with a message for the
+    player, when the text is not of that shape (whether the board can be that big is the board's to
+    say: :class:`~gomoku_ai.board.BoardSizeError`)."""
+    m = _SIZE.match(text.strip().lower().replace("×", "x").replace(" ", ""))
+    if m is None:
+        raise ValueError(f"'{text}' is not a board size: give N or WxH, e.g. 15 or 20x15")
+    w = int(m.group(1))
+    return w, int(m.group(2)) if m.group(2) else w
+
+
+def parse_seconds(text: str) -> float:
+    """A time per move in seconds: a positive, finite number (``2``, ``0.5``). ValueError with a
+    message for the player otherwise."""
+    try:
+        sec = float(text)
+    except ValueError:
+        sec = math.nan
+    if not (math.isfinite(sec) and sec > 0):
+        raise ValueError(f"'{text}' is not a positive number of seconds (e.g. 2 or 0.5)")
+    return sec
+
+
+def parse_visits(text: str) -> int:
+    """A number of visits per move: a whole number, 0 or more (0: the time per move applies instead).
+    ValueError with a message for the player otherwise."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise ValueError(f"'{text}' is not a number of visits: a whole number, 0 or more "
+                         "(0: use the time per move)")
+    return n
+
+
+def parse_move_count(text: str) -> int:
+    """A number of moves (``--max-moves``): a whole number, 1 or more. ValueError with a message for
+    the player otherwise."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise ValueError(f"'{text}' is not a number of moves: a whole number, 1 or more")
+    return n
 
 
 def column_name(x: int) -> str:
