@@ -444,3 +444,27 @@ def test_play_options_accept_good_numbers():
     assert ui.limit == Limit(visits=30)  # no bad value got through
 
 
+def test_frame_at_60x20_keeps_the_column_header_and_the_last_answer():
+    ui = make_ui(15, humans={BLACK}, visits=20)
+    drive(ui, ["h8", "time -3"])
+    c = Console(file=io.StringIO(), record=True, width=60, height=20)
+    c.print(ui.frame(60, 20))
+    lines = c.export_text().splitlines()
+    assert len(lines) <= 19                                   # one line left for the prompt
+    assert all(len(line) <= 60 for line in lines)
+    assert lines[0].lstrip().startswith("a b c d e f g h i j k l m n o")
+    panel = " ".join(line[37:].strip() for line in lines)  # beside the board (35 wide) and a gap
+    assert "time SECONDS: '-3' is not a positive number of seconds" in panel  # the last answer
+    assert "Black: you" in panel and "White: engine" in panel and "Black to move" in panel
+
+
+def test_frame_in_a_short_narrow_terminal_keeps_the_top_letters():
+    ui = make_ui(15, humans=BOTH)
+    drive(ui, ["h8", "i9"])
+    c = Console(file=io.StringIO(), record=True, width=40, height=20)
+    c.print(ui.frame(40, 20))
+    lines = c.export_text().splitlines()
+    assert len(lines) <= 19 and lines[0].lstrip().startswith("a b c")
+    assert "Black to move" in " ".join(" ".join(line.split()) for line in lines)
+
+

@@ -34,6 +34,19 @@ from .session import COLOR_NAME, Analysis, GameSession, MoveError, default_save_
 
 
 # ============================================================================ line readers
+class TerminalResized(Exception):
+    """The terminal changed size while a line was being typed: the caller draws the screen again and
+    asks again, with ``text`` (what was typed so far) as the default."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__("the terminal was resized")
+        self.text = text
+
+
+class _Resized(Exception):
+    """The terminal changed size during a live display of the engine's search."""
+
+
 class PlainReader:
     """Reads lines from a text stream (a pipe, a file, a test): no editing, no completion."""
 
@@ -66,6 +79,18 @@ class PromptReader:
         self.session = PromptSession(history=InMemoryHistory(), completer=C.make_completer(),
                                      complete_while_typing=False, key_bindings=self._bindings(),
                                      input=input, output=output)
+        self._size: Any = None              # the terminal's size (rows, columns) as the prompt started
+        self._typed: Optional[str] = None  # what was typed when a resize ended the prompt
+        self.session.app.before_render += self._check_size
+
+    def _check_size(self, app: Any) -> None:
+        """prompt-toolkit redraws the prompt line on SIGWINCH (or its size poll); end the prompt then,
+        so that the whole screen is drawn again for the new size."""
+        if self._size is None or self._typed is not None or app.future is None or app.future.done():
+            return
+        if app.output.get_size() != self._size:
+            self._typed = app.current_buffer.text
+            app.exit(result="")
 
     def _bindings(self):
         from prompt_toolkit.application import run_in_terminal
@@ -96,9 +121,18 @@ class PromptReader:
 
     def read(self, message: str, default: str = "",
              placeholder: str = "a move (h8 or 7,7), or help") -> str:
+        """One line; raises :class:`TerminalResized` when the terminal changes size meanwhile."""
         from prompt_toolkit.formatted_text import FormattedText
-        return self.session.prompt(FormattedText([("bold", message)]), default=default,
-                                   placeholder=FormattedText([("fg:ansibrightblack", placeholder)]))
+        self._size = self.session.app.output.get_size()
+        self._typed = None
+        try:
+            line = self.session.prompt(FormattedText([("bold", message)]), default=default,
+                                       placeholder=FormattedText([("fg:ansibrightblack", placeholder)]))
+        finally:
+            self._size = None
+        if self._typed is not None:
+            raise TerminalResized(self._typed)
+        return line
 
 
 # ============================================================================ the UI
@@ -153,11 +187,27 @@ class TerminalUI(GameCommands, ReviewCommands):
         self.view.messages.append((kind, text))
         del self.view.messages[:-6]
 
-    def frame(self):
-        w = self.console.width
-        h = self.console.height if self.console.is_terminal else None
+    def frame(self, width: Optional[int] = None, height: Optional[int] = None):
+        """The screen as a rich renderable, for ``width`` x ``height`` characters (default: the
+        console's size; no height limit when the console is not a terminal)."""
+        w = self.console.width if width is None else width
+        h = height
+        if h is None and self.console.is_terminal:
+            h = self.console.height
         self.view.footer = self._footer()
         return frame(self.view, w, h, C.help_rows())
+
+    def _sync_size(self) -> Tuple[int, int]:
+        """Make the console follow the terminal's size (it may have been resized, and rich keeps
+        COLUMNS/LINES as they were at the start); returns (columns, lines)."""
+        if self.console.is_terminal:
+            try:
+                size = os.get_terminal_size(self.console.file.fileno())
+            except (AttributeError, OSError, ValueError):  # not a real terminal (a test's stream)
+                pass
+            else:
+                self.console.size = (size.columns, size.lines)
+        return self.console.width, self.console.height
 
     def _footer(self) -> str:
         s = self.session
@@ -171,6 +221,7 @@ class TerminalUI(GameCommands, ReviewCommands):
 
     def redraw(self) -> None:
         if self.console.is_terminal:
+            self._sync_size()
             self.console.clear()
         self.console.print(self.frame())
 
@@ -217,6 +268,9 @@ class TerminalUI(GameCommands, ReviewCommands):
         default, self._prefill = self._prefill, ""
         try:
             line = self.reader.read(prompt, default=default)
+        except TerminalResized as resized:  # the next step draws the screen for the new size
+            self._prefill = resized.text
+            return
         except EOFError:
             self.quit = True
             return
@@ -245,9 +299,14 @@ class TerminalUI(GameCommands, ReviewCommands):
             return
         self.redraw()
         suggested = default_save_name(self.save_dir)
+        default, self._prefill = self._prefill, ""
         try:
-            ans = self.reader.read("Save this game? [y/N or a file name] ",
+            ans = self.reader.read("Save this game? [y/N or a file name] ", default=default,
                                    placeholder="y saves as " + os.path.basename(suggested)).strip()
+        except TerminalResized as resized:  # ask again on a screen drawn for the new size
+            self._prefill = resized.text
+            self.offered_save = False
+            return
         except (EOFError, KeyboardInterrupt):
             return
         if ans.lower() in ("", "n", "no"):
@@ -335,11 +394,23 @@ class TerminalUI(GameCommands, ReviewCommands):
             return None
 
     def _wait(self, job: ThinkJob, tk: Thinking) -> None:
-        """Wait for the engine's search; on a terminal, redraw its progress live (rich.Live) meanwhile."""
+        """Wait for the engine's search; on a terminal, redraw its progress live (rich.Live) meanwhile,
+        starting the display again when the terminal changes size."""
         if not self.console.is_terminal:
             job.wait(poll_s=0.1)
             return
+        while True:
+            try:
+                self._wait_live(job, tk)
+                return
+            except _Resized:
+                continue
+
+    def _wait_live(self, job: ThinkJob, tk: Thinking) -> None:
+        """One live display of the search at the terminal's present size; raises :class:`_Resized`
+        (the search goes on) when that size changes."""
         from rich.live import Live
+        size = self._sync_size()
         self.console.clear()
         # the whole frame when it fits the terminal, else the board once and the
         # progress lines live below it (a taller Live region would scroll and smear)
@@ -350,6 +421,8 @@ class TerminalUI(GameCommands, ReviewCommands):
                   auto_refresh=False, transient=not whole,
                   vertical_overflow="crop") as live:
             def refresh() -> None:
+                if self._sync_size() != size:
+                    raise _Resized
                 now_ms = (time.perf_counter() - tk.started) * 1000.0
                 tk.elapsed_ms = max(tk.elapsed_ms, now_ms)
                 with self.engine.lock:
