@@ -468,3 +468,17 @@ def test_frame_in_a_short_narrow_terminal_keeps_the_top_letters():
     assert "Black to move" in " ".join(" ".join(line.split()) for line in lines)
 
 
+def test_redo_replays_the_engine_reply_without_searching():
+    ui = make_ui(9, visits=20)
+    drive(ui, ["e5", "undo"])
+    s = ui.session
+    assert s.ply == 0 and len(s.future) == 2
+    recorded = list(reversed(s.future))
+    ui.quit = False
+    drive(ui, ["redo"])
+    assert s.board.moves == recorded and not s.future
+    assert len([t for t in messages(ui) if t.startswith("Engine played")]) == 1  # no new search
+    assert has(ui, "Replayed 2 moves", "ok")
+    assert s.side == BLACK and not s.engine_to_move()
+
+

@@ -71,9 +71,13 @@ class GameCommands:
                  f"Took back {n} move{'s' if n != 1 else ''}; 'redo' replays.", "ok")
 
     def cmd_redo(self, args: List[str]) -> None:
-        if self.session.forward() is None:
+        s = self.session
+        n = s.redo()
+        if n == 0:
             self.say("Nothing to redo.", "error")
             return
+        names = " ".join(s.board.move_name(m) for m in s.board.moves[-n:])
+        self.say(f"Replayed {n} move{'s' if n != 1 else ''}: {names}.", "ok")
         self._after_step()
 
     def cmd_hint(self, args: List[str]) -> None:

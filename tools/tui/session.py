@@ -258,6 +258,17 @@ class GameSession:
                 break
         return n
 
+    def redo(self) -> int:
+        """Replay moves from the redo stack until a human is to move again (at least one), as
+        :meth:`undo` took them back: the engine's recorded replies come back too, without a new
+        search (an empty redo stack then leaves the engine to move). Returns how many."""
+        n = 0
+        while self.forward() is not None:
+            n += 1
+            if self.review or self.side in self.humans or not self.humans or self.is_over():
+                break
+        return n
+
     def goto(self, ply: int) -> None:
         ply = max(0, min(ply, self.ply + len(self.future)))
         while self.ply > ply:
