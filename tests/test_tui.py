@@ -482,3 +482,36 @@ def test_redo_replays_the_engine_reply_without_searching():
     assert s.side == BLACK and not s.engine_to_move()
 
 
+def _six_move_game(tmp_path) -> str:
+    ui = make_ui(9, humans=BOTH)
+    path = tmp_path / "six.sgf"
+    drive(ui, ["e5", "d4", "f6", "d6", "g7", "c3", f"save {path}", "quit"])
+    return str(path)
+
+
+def test_a_move_in_review_says_the_later_moves_are_dropped_and_undo_brings_them_back(tmp_path):
+    path = _six_move_game(tmp_path)
+    ui = make_ui(9)
+    drive(ui, [f"load {path}", "first", "next", "a1"])
+    s = ui.session
+    assert s.board.moves == [s.board.parse("e5"), s.board.parse("a1")] and not s.future
+    assert has(ui, "A new line starts at move 2: the 5 later moves of the loaded game are dropped "
+                   "(undo gets them back)")
+    ui.quit = False
+    drive(ui, ["undo", "last"])
+    assert [s.board.move_name(m) for m in s.board.moves] == ["e5", "d4", "f6", "d6", "g7", "c3"]
+    assert has(ui, "'redo' or 'next' replays the 5 moves the new line had dropped")
+
+
+def test_goto_past_the_end_goes_to_the_last_move_and_keeps_the_names():
+    ui = make_ui(9, visits=20)
+    drive(ui, ["e5", "goto 100"])
+    s = ui.session
+    assert s.review and s.ply == 2
+    assert has(ui, "goto 100: the game has 2 moves; this is the last.")
+    c = Console(file=io.StringIO(), record=True, width=80, height=24)
+    c.print(ui.frame(80, 24))
+    text = c.export_text()
+    assert "Black: you" in text and "White: engine" in text and "?" not in text
+
+

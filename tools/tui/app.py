@@ -351,8 +351,9 @@ class TerminalUI(GameCommands, ReviewCommands):
         except MoveError as e:
             self.say(str(e), "error")
             return
-        s.play(m)
+        dropped = s.play(m)
         self.view.cursor = None
+        self._line_dropped(dropped)
         self._after_move()
 
     def _after_move(self) -> None:
@@ -450,7 +451,7 @@ class TerminalUI(GameCommands, ReviewCommands):
             self.say("The engine returned an occupied square.", "error")
             self.paused = True
             return
-        s.play(info.move, int(info.elapsed_ms))
+        dropped = s.play(info.move, int(info.elapsed_ms))
         x, y = s.board.xy(info.move)
         extra = f", {info.visits:,} visits" if info.visits else f" ({info.source})"
         if self.engine.interrupted:
@@ -459,6 +460,7 @@ class TerminalUI(GameCommands, ReviewCommands):
                                  if not m[1].startswith("Engine played")]
         self.say(f"Engine played {s.board.move_name(info.move)} ({x},{y}) in "
                  f"{info.elapsed_ms / 1000:.1f} s{extra}.")
+        self._line_dropped(dropped)
         if self.engine.interrupted and not s.humans:
             self.paused = True
             self.say("Paused: 'go' resumes watching; a move, undo, hint, save... work too.")

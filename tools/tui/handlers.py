@@ -50,6 +50,7 @@ class GameCommands:
         def _ensure_player(self) -> None: ...
         def _engine_text(self) -> str: ...
         def _after_step(self) -> None: ...
+        def _rejoin(self) -> None: ...
 
     def cmd_help(self, args: List[str]) -> None:
         self.view.show_help = True
@@ -69,6 +70,7 @@ class GameCommands:
         self.offered_save = False
         self.say("Resignation taken back." if n == 0 else
                  f"Took back {n} move{'s' if n != 1 else ''}; 'redo' replays.", "ok")
+        self._rejoin()
 
     def cmd_redo(self, args: List[str]) -> None:
         s = self.session
@@ -161,8 +163,7 @@ class GameCommands:
         s.humans = {"black": {BLACK}, "white": {WHITE}, "both": {BLACK, WHITE},
                     "none": set()}[who]
         s.review = False
-        s.future.clear()
-        s.future_times.clear()
+        s.forget_future()
         s.source = None
         self.paused = False
         self.player.new_game()
