@@ -515,3 +515,12 @@ def test_goto_past_the_end_goes_to_the_last_move_and_keeps_the_names():
     assert "Black: you" in text and "White: engine" in text and "?" not in text
 
 
+def test_save_into_a_missing_folder_is_an_error_and_creates_nothing(tmp_path):
+    ui = make_ui(9, humans=BOTH)
+    missing = tmp_path / "no" / "such"
+    drive(ui, ["e5", f"save {missing / 'x.sgf'}", f"save {missing / 'x.svg'}"])
+    errors = messages(ui, "error")
+    assert len([e for e in errors if f"the folder {missing} does not exist" in e]) == 2
+    assert not (tmp_path / "no").exists()
+
+

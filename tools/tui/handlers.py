@@ -225,6 +225,14 @@ class GameCommands:
     def cmd_save(self, args: List[str]) -> None:
         path = " ".join(args) if args else default_save_name(self.save_dir)
         path = os.path.expanduser(path)
+        if not path.lower().endswith((".sgf", ".psq", ".svg")):
+            self.say("save FILE: the name must end in .sgf, .psq (a game) or .svg (an image).",
+                     "error")
+            return
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder):  # the writer would create it: a typo would go unnoticed
+            self.say(f"Could not save {path}: the folder {folder} does not exist.", "error")
+            return
         if path.lower().endswith(".svg"):
             try:
                 self.save_svg(path)
@@ -232,10 +240,6 @@ class GameCommands:
                 self.say(f"Could not save {path}: {e}", "error")
                 return
             self.say(f"Saved the board as an image: {path}", "ok")
-            return
-        if not path.lower().endswith((".sgf", ".psq")):
-            self.say("save FILE: the name must end in .sgf, .psq (a game) or .svg (an image).",
-                     "error")
             return
         try:
             self.session.save(path, engine_name=self.player.name)
