@@ -411,6 +411,22 @@ def test_new_game_on_another_size_switches_the_network(shipped_models):
 
 
 # ============================================================================ first contact (issue #17)
+class LineReader:
+    """Typed lines, one per read; records each (prompt, placeholder) it was asked with."""
+
+    interactive = False
+
+    def __init__(self, lines: Iterable[str]) -> None:
+        self.lines = list(lines)
+        self.asked: List[tuple] = []
+
+    def read(self, message: str, default: str = "", placeholder: str = "") -> str:
+        self.asked.append((message, placeholder))
+        if not self.lines:
+            raise EOFError
+        return self.lines.pop(0)
+
+
 def _parse_play(argv):
     from tools import cli
     return cli.build_parser().parse_args(["play", *argv])
@@ -524,3 +540,31 @@ def test_save_into_a_missing_folder_is_an_error_and_creates_nothing(tmp_path):
     assert not (tmp_path / "no").exists()
 
 
+def test_prompts_follow_the_state(tmp_path):
+    path = _six_move_game(tmp_path)
+    ui = make_ui(9, humans=BOTH)
+    ui.reader = LineReader(["a1", "a9", "b1", "b9", "c1", "c9", "d1", "d9", "e1", "n",
+                            f"load {path}", "first", "last"])
+    ui.run()
+    asked = ui.reader.asked
+    over = [a for a in asked if a[0].startswith("game over")]
+    assert over and all("move" not in p and all(w in p for w in ("new", "undo", "save", "quit"))
+                        for _, p in over)
+    at_first = asked[-2]                                    # the review, at the start
+    assert "Enter = next" in at_first[0] and "Enter = next" in at_first[1]
+    at_last = asked[-1]                                      # the review, after the last move
+    assert "Enter" not in at_last[0] and "prev" in at_last[1]
+    live = asked[0]
+    assert "a move" in live[1]
+
+
+def test_analyze_mentions_the_digits_only_once_there_is_a_line():
+    ui = make_ui(9, visits=20)
+    drive(ui, ["e5", "analyze"])
+    first = [t for t in messages(ui) if t.startswith("Overlay on")]
+    assert first and "digits" not in first[-1]
+    ui.quit = False
+    ui.reader = LineReader(["hint", "analyze", "analyze"])  # (the hint's prefill is not typed over)
+    ui.run()
+    again = [t for t in messages(ui) if t.startswith("Overlay on")]
+    assert len(again) == 2 and "digits = its line" in again[-1]

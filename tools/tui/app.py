@@ -264,10 +264,10 @@ class TerminalUI(GameCommands, ReviewCommands):
         if self.view.overlay:
             self._overlay_for_position()
         self.redraw()
-        prompt = self._prompt_text()
+        prompt, placeholder = self._prompt_text()
         default, self._prefill = self._prefill, ""
         try:
-            line = self.reader.read(prompt, default=default)
+            line = self.reader.read(prompt, default=default, placeholder=placeholder)
         except TerminalResized as resized:  # the next step draws the screen for the new size
             self._prefill = resized.text
             return
@@ -284,12 +284,22 @@ class TerminalUI(GameCommands, ReviewCommands):
         self._ctrl_c = 0
         self.handle(line)
 
-    def _prompt_text(self) -> str:
+    def _prompt_text(self) -> Tuple[str, str]:
+        """The prompt and its placeholder (shown greyed on an empty line), saying what can be typed
+        now: after the game's end no move; in review Enter steps forward while there is a next move."""
         s = self.session
+        if s.is_over() and s.review:
+            return "game over › ", "prev, first, goto N, new, load FILE or quit (help lists all)"
         if s.is_over():
-            return "game over › "
+            return "game over › ", "new, undo, save FILE or quit (help lists all)"
         mark = self.theme.stone_mark(s.side)
-        return f"{mark} {COLOR_NAME[s.side].lower()} {s.ply + 1} › "
+        prompt = f"{mark} {COLOR_NAME[s.side].lower()} {s.ply + 1}"
+        if s.review and s.future:
+            return (f"{prompt} · Enter = next › ",
+                    "Enter = next; prev, first, last, goto N, or a move (a new line)")
+        if s.review:
+            return f"{prompt} › ", "the last move: prev, first, goto N, or a move to go on"
+        return f"{prompt} › ", "a move (h8 or 7,7), or help"
 
     def offer_save(self) -> None:
         s = self.session

@@ -108,8 +108,12 @@ class GameCommands:
             pol = self.policy_analysis()
             if pol is not None and pol.heat is not None:
                 s.analyses[s.key()] = pol
-        self.say("Overlay on: shading = where the engine looks, digits = its line." if not s.review
-                 else "Overlay on: each position you step to is analysed.")
+        if s.review:
+            self.say("Overlay on: each position you step to is analysed.")
+        elif s.analyses.get(s.key()) is not None and s.analyses[s.key()].pv:
+            self.say("Overlay on: shading = where the engine looks, digits = its line.")
+        else:  # no search of this position yet: no line to number
+            self.say("Overlay on: shading = where the engine looks; 'hint' searches this position.")
         if s.review:
             if s.analyses.get(s.key()) is None or s.analyses[s.key()].source == "policy":
                 s.analyses.pop(s.key(), None)
