@@ -408,3 +408,163 @@ def test_new_game_on_another_size_switches_the_network(shipped_models):
     assert net() == "gomoku8-4x32" and "gomoku8-4x32" in ui.view.engine
     ui.cmd_new(["15", "renju"])
     assert net() == "freestyle15-4x32" and ui.player is not p15
+
+
+# ============================================================================ first contact (issue #17)
+class LineReader:
+    """Typed lines, one per read; records each (prompt, placeholder) it was asked with."""
+
+    interactive = False
+
+    def __init__(self, lines: Iterable[str]) -> None:
+        self.lines = list(lines)
+        self.asked: List[tuple] = []
+
+    def read(self, message: str, default: str = "", placeholder: str = "") -> str:
+        self.asked.append((message, placeholder))
+        if not self.lines:
+            raise EOFError
+        return self.lines.pop(0)
+
+
+def _parse_play(argv):
+    from tools import cli
+    return cli.build_parser().parse_args(["play", *argv])
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["--time", "-1"], "argument --time: '-1' is not a positive number of seconds"),
+    (["--time", "0"], "argument --time: '0' is not a positive number of seconds"),
+    (["--time", "nan"], "argument --time: 'nan' is not a positive number of seconds"),
+    (["--visits", "-5"], "argument --visits: '-5' is not a number of visits"),
+    (["--visits", "many"], "argument --visits: 'many' is not a number of visits"),
+    (["--size", "15x"], "argument --size: '15x' is not a board size"),
+    (["--size", "x"], "argument --size: 'x' is not a board size"),
+    (["--max-moves", "0"], "argument --max-moves: '0' is not a number of moves"),
+])
+def test_play_options_refuse_bad_numbers(argv, said, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        _parse_play(argv)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert said in err and "invalid literal" not in err
+
+
+def test_play_options_accept_good_numbers():
+    args = _parse_play(["--time", "0.5", "--visits", "0", "--size", "20x15", "--max-moves", "9"])
+    assert (args.time, args.visits, args.size, args.max_moves) == (0.5, 0, "20x15", 9)
+    ui = make_ui(9, humans=BOTH)
+    drive(ui, ["new 15x", "time inf", "time -3", "visits -5"])
+    assert has(ui, "new: '15x' is not a board size", "error")
+    assert len([t for t in messages(ui, "error") if t.startswith(("time SECONDS", "visits N"))]) == 3
+    assert ui.limit == Limit(visits=30)  # no bad value got through
+
+
+def test_frame_at_60x20_keeps_the_column_header_and_the_last_answer():
+    ui = make_ui(15, humans={BLACK}, visits=20)
+    drive(ui, ["h8", "time -3"])
+    c = Console(file=io.StringIO(), record=True, width=60, height=20)
+    c.print(ui.frame(60, 20))
+    lines = c.export_text().splitlines()
+    assert len(lines) <= 19                                   # one line left for the prompt
+    assert all(len(line) <= 60 for line in lines)
+    assert lines[0].lstrip().startswith("a b c d e f g h i j k l m n o")
+    panel = " ".join(line[37:].strip() for line in lines)  # beside the board (35 wide) and a gap
+    assert "time SECONDS: '-3' is not a positive number of seconds" in panel  # the last answer
+    assert "Black: you" in panel and "White: engine" in panel and "Black to move" in panel
+
+
+def test_frame_in_a_short_narrow_terminal_keeps_the_top_letters():
+    ui = make_ui(15, humans=BOTH)
+    drive(ui, ["h8", "i9"])
+    c = Console(file=io.StringIO(), record=True, width=40, height=20)
+    c.print(ui.frame(40, 20))
+    lines = c.export_text().splitlines()
+    assert len(lines) <= 19 and lines[0].lstrip().startswith("a b c")
+    assert "Black to move" in " ".join(" ".join(line.split()) for line in lines)
+
+
+def test_redo_replays_the_engine_reply_without_searching():
+    ui = make_ui(9, visits=20)
+    drive(ui, ["e5", "undo"])
+    s = ui.session
+    assert s.ply == 0 and len(s.future) == 2
+    recorded = list(reversed(s.future))
+    ui.quit = False
+    drive(ui, ["redo"])
+    assert s.board.moves == recorded and not s.future
+    assert len([t for t in messages(ui) if t.startswith("Engine played")]) == 1  # no new search
+    assert has(ui, "Replayed 2 moves", "ok")
+    assert s.side == BLACK and not s.engine_to_move()
+
+
+def _six_move_game(tmp_path) -> str:
+    ui = make_ui(9, humans=BOTH)
+    path = tmp_path / "six.sgf"
+    drive(ui, ["e5", "d4", "f6", "d6", "g7", "c3", f"save {path}", "quit"])
+    return str(path)
+
+
+def test_a_move_in_review_says_the_later_moves_are_dropped_and_undo_brings_them_back(tmp_path):
+    path = _six_move_game(tmp_path)
+    ui = make_ui(9)
+    drive(ui, [f"load {path}", "first", "next", "a1"])
+    s = ui.session
+    assert s.board.moves == [s.board.parse("e5"), s.board.parse("a1")] and not s.future
+    assert has(ui, "A new line starts at move 2: the 5 later moves of the loaded game are dropped "
+                   "(undo gets them back)")
+    ui.quit = False
+    drive(ui, ["undo", "last"])
+    assert [s.board.move_name(m) for m in s.board.moves] == ["e5", "d4", "f6", "d6", "g7", "c3"]
+    assert has(ui, "'redo' or 'next' replays the 5 moves the new line had dropped")
+
+
+def test_goto_past_the_end_goes_to_the_last_move_and_keeps_the_names():
+    ui = make_ui(9, visits=20)
+    drive(ui, ["e5", "goto 100"])
+    s = ui.session
+    assert s.review and s.ply == 2
+    assert has(ui, "goto 100: the game has 2 moves; this is the last.")
+    c = Console(file=io.StringIO(), record=True, width=80, height=24)
+    c.print(ui.frame(80, 24))
+    text = c.export_text()
+    assert "Black: you" in text and "White: engine" in text and "?" not in text
+
+
+def test_save_into_a_missing_folder_is_an_error_and_creates_nothing(tmp_path):
+    ui = make_ui(9, humans=BOTH)
+    missing = tmp_path / "no" / "such"
+    drive(ui, ["e5", f"save {missing / 'x.sgf'}", f"save {missing / 'x.svg'}"])
+    errors = messages(ui, "error")
+    assert len([e for e in errors if f"the folder {missing} does not exist" in e]) == 2
+    assert not (tmp_path / "no").exists()
+
+
+def test_prompts_follow_the_state(tmp_path):
+    path = _six_move_game(tmp_path)
+    ui = make_ui(9, humans=BOTH)
+    ui.reader = LineReader(["a1", "a9", "b1", "b9", "c1", "c9", "d1", "d9", "e1", "n",
+                            f"load {path}", "first", "last"])
+    ui.run()
+    asked = ui.reader.asked
+    over = [a for a in asked if a[0].startswith("game over")]
+    assert over and all("move" not in p and all(w in p for w in ("new", "undo", "save", "quit"))
+                        for _, p in over)
+    at_first = asked[-2]                                    # the review, at the start
+    assert "Enter = next" in at_first[0] and "Enter = next" in at_first[1]
+    at_last = asked[-1]                                      # the review, after the last move
+    assert "Enter" not in at_last[0] and "prev" in at_last[1]
+    live = asked[0]
+    assert "a move" in live[1]
+
+
+def test_analyze_mentions_the_digits_only_once_there_is_a_line():
+    ui = make_ui(9, visits=20)
+    drive(ui, ["e5", "analyze"])
+    first = [t for t in messages(ui) if t.startswith("Overlay on")]
+    assert first and "digits" not in first[-1]
+    ui.quit = False
+    ui.reader = LineReader(["hint", "analyze", "analyze"])  # (the hint's prefill is not typed over)
+    ui.run()
+    again = [t for t in messages(ui) if t.startswith("Overlay on")]
+    assert len(again) == 2 and "digits = its line" in again[-1]

@@ -62,6 +62,21 @@ class Terminal:
     def screen(self) -> str:
         return ANSI.sub(b"", self.raw).decode("utf-8", "replace")
 
+    def resize(self, rows: int, cols: int) -> None:
+        """Set the window size and tell the child, as a terminal emulator does (the child has no
+        controlling terminal here, so the kernel does not send SIGWINCH itself)."""
+        import fcntl
+        import struct
+        import termios
+        fcntl.ioctl(self.fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+        os.killpg(self.proc.pid, signal.SIGWINCH)
+
+    def last_screen(self, since: int = 0) -> list:
+        """The lines drawn since the last clear-screen after byte offset ``since`` (plain text)."""
+        raw = self.raw[since:]
+        start = raw.rfind(b"\x1b[2J")
+        return ANSI.sub(b"", raw[start:]).decode("utf-8", "replace").split("\n")
+
     def type(self, text: str) -> None:
         os.write(self.fd, text.encode())
 
@@ -86,6 +101,32 @@ def test_play_in_a_real_terminal() -> None:
         mark = len(t.raw)
         t.type("zz99\r")                      # a typo: a message, and the game goes on
         t.read_until(r"(?i)not a move|cannot|unknown|did you mean", 20, since=mark)
+        t.type("quit\r")
+        t.proc.wait(timeout=20)
+        assert t.proc.returncode == 0
+    finally:
+        t.close()
+
+
+def test_a_resize_redraws_the_frame_in_a_compact_layout() -> None:
+    t = Terminal([sys.executable, "-m", "tools.cli", "play", "--model", "heuristic",
+                  "--visits", "30", "--size", "15"])
+    try:
+        t.read_until(r"Black to move(.|\n)*› ", 60)        # the prompt is up
+        mark = len(t.raw)
+        t.resize(20, 60)
+        # the whole frame comes again (not just the prompt line), drawn for 60 columns
+        t.read_until(r" a b c d e f g h i j k l m n o.*\n(.*\n)+.*Black to move", 30, since=mark)
+        t.read_until(r"› ", 30, since=mark)
+        lines = t.last_screen(mark)
+        assert lines[0].lstrip().startswith("a b c d e f g h i j k l m n o")
+        assert max(len(line.rstrip()) for line in lines) <= 60
+        mark = len(t.raw)
+        t.type("time -3\r")                   # an answer at 60x20: still on the screen
+        t.read_until(r"time SECONDS.*\n(.*\n)*.*› ", 30, since=mark)
+        lines = t.last_screen(mark)
+        assert lines[0].lstrip().startswith("a b c d e f g h i j k l m n o")
+        assert len(lines) <= 20                # frame and prompt fit: nothing scrolled off
         t.type("quit\r")
         t.proc.wait(timeout=20)
         assert t.proc.returncode == 0

@@ -20,6 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=version_string(),
                    help="print the version (as engine.py --version does) and exit")
     sub = p.add_subparsers(dest="command", required=True)
+    from tools.play import move_count_arg, seconds_arg, size_arg, visits_arg
 
     play = sub.add_parser(
         "play", help="play a game in the terminal against the engine",
@@ -28,21 +29,21 @@ def build_parser() -> argparse.ArgumentParser:
                     "Type 'help' in the game for the commands.")
     play.add_argument("--rule", default="freestyle",
                       help="freestyle, standard, renju or caro (default: %(default)s)")
-    play.add_argument("--size", default="15",
+    play.add_argument("--size", default="15", type=size_arg,
                       help="board size, e.g. 15, 20 or 20x15 (default: %(default)s)")
     play.add_argument("--color", default="black", choices=["black", "white", "none", "both"],
                       help="your colour; 'none' watches engine vs engine, 'both' is human vs human "
                            "(default: %(default)s)")
-    play.add_argument("--time", type=float, default=2.0,
+    play.add_argument("--time", type=seconds_arg, default=2.0,
                       help="engine seconds per move (default: %(default)s)")
-    play.add_argument("--visits", type=int, default=None,
+    play.add_argument("--visits", type=visits_arg, default=None,
                       help="engine visits per move, instead of --time (default: none, --time decides)")
     play.add_argument("--model", default=None,
                       help="a model path (.json or basename), a shipped model's name (see "
                            "--list-models) or 'heuristic' (default: the shipped model for the rule "
                            "and board size)")
     play.add_argument("--list-models", action="store_true", help="list the shipped models and exit")
-    play.add_argument("--max-moves", type=int, default=None,
+    play.add_argument("--max-moves", type=move_count_arg, default=None,
                       help="stop after this many moves (default: play to the end)")
     play.add_argument("--load", metavar="FILE", default=None,
                       help="review a game from a .sgf or .psq file (step through, ask for hints)")

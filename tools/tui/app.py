@@ -34,6 +34,19 @@ from .session import COLOR_NAME, Analysis, GameSession, MoveError, default_save_
 
 
 # ============================================================================ line readers
+class TerminalResized(Exception):
+    """The terminal changed size while a line was being typed: the caller draws the screen again and
+    asks again, with ``text`` (what was typed so far) as the default."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__("the terminal was resized")
+        self.text = text
+
+
+class _Resized(Exception):
+    """The terminal changed size during a live display of the engine's search."""
+
+
 class PlainReader:
     """Reads lines from a text stream (a pipe, a file, a test): no editing, no completion."""
 
@@ -66,6 +79,18 @@ class PromptReader:
         self.session = PromptSession(history=InMemoryHistory(), completer=C.make_completer(),
                                      complete_while_typing=False, key_bindings=self._bindings(),
                                      input=input, output=output)
+        self._size: Any = None              # the terminal's size (rows, columns) as the prompt started
+        self._typed: Optional[str] = None  # what was typed when a resize ended the prompt
+        self.session.app.before_render += self._check_size
+
+    def _check_size(self, app: Any) -> None:
+        """prompt-toolkit redraws the prompt line on SIGWINCH (or its size poll); end the prompt then,
+        so that the whole screen is drawn again for the new size."""
+        if self._size is None or self._typed is not None or app.future is None or app.future.done():
+            return
+        if app.output.get_size() != self._size:
+            self._typed = app.current_buffer.text
+            app.exit(result="")
 
     def _bindings(self):
         from prompt_toolkit.application import run_in_terminal
@@ -96,9 +121,18 @@ class PromptReader:
 
     def read(self, message: str, default: str = "",
              placeholder: str = "a move (h8 or 7,7), or help") -> str:
+        """One line; raises :class:`TerminalResized` when the terminal changes size meanwhile."""
         from prompt_toolkit.formatted_text import FormattedText
-        return self.session.prompt(FormattedText([("bold", message)]), default=default,
-                                   placeholder=FormattedText([("fg:ansibrightblack", placeholder)]))
+        self._size = self.session.app.output.get_size()
+        self._typed = None
+        try:
+            line = self.session.prompt(FormattedText([("bold", message)]), default=default,
+                                       placeholder=FormattedText([("fg:ansibrightblack", placeholder)]))
+        finally:
+            self._size = None
+        if self._typed is not None:
+            raise TerminalResized(self._typed)
+        return line
 
 
 # ============================================================================ the UI
@@ -153,11 +187,27 @@ class TerminalUI(GameCommands, ReviewCommands):
         self.view.messages.append((kind, text))
         del self.view.messages[:-6]
 
-    def frame(self):
-        w = self.console.width
-        h = self.console.height if self.console.is_terminal else None
+    def frame(self, width: Optional[int] = None, height: Optional[int] = None):
+        """The screen as a rich renderable, for ``width`` x ``height`` characters (default: the
+        console's size; no height limit when the console is not a terminal)."""
+        w = self.console.width if width is None else width
+        h = height
+        if h is None and self.console.is_terminal:
+            h = self.console.height
         self.view.footer = self._footer()
         return frame(self.view, w, h, C.help_rows())
+
+    def _sync_size(self) -> Tuple[int, int]:
+        """Make the console follow the terminal's size (it may have been resized, and rich keeps
+        COLUMNS/LINES as they were at the start); returns (columns, lines)."""
+        if self.console.is_terminal:
+            try:
+                size = os.get_terminal_size(self.console.file.fileno())
+            except (AttributeError, OSError, ValueError):  # not a real terminal (a test's stream)
+                pass
+            else:
+                self.console.size = (size.columns, size.lines)
+        return self.console.width, self.console.height
 
     def _footer(self) -> str:
         s = self.session
@@ -171,6 +221,7 @@ class TerminalUI(GameCommands, ReviewCommands):
 
     def redraw(self) -> None:
         if self.console.is_terminal:
+            self._sync_size()
             self.console.clear()
         self.console.print(self.frame())
 
@@ -213,10 +264,13 @@ class TerminalUI(GameCommands, ReviewCommands):
         if self.view.overlay:
             self._overlay_for_position()
         self.redraw()
-        prompt = self._prompt_text()
+        prompt, placeholder = self._prompt_text()
         default, self._prefill = self._prefill, ""
         try:
-            line = self.reader.read(prompt, default=default)
+            line = self.reader.read(prompt, default=default, placeholder=placeholder)
+        except TerminalResized as resized:  # the next step draws the screen for the new size
+            self._prefill = resized.text
+            return
         except EOFError:
             self.quit = True
             return
@@ -230,12 +284,22 @@ class TerminalUI(GameCommands, ReviewCommands):
         self._ctrl_c = 0
         self.handle(line)
 
-    def _prompt_text(self) -> str:
+    def _prompt_text(self) -> Tuple[str, str]:
+        """The prompt and its placeholder (shown greyed on an empty line), saying what can be typed
+        now: after the game's end no move; in review Enter steps forward while there is a next move."""
         s = self.session
+        if s.is_over() and s.review:
+            return "game over › ", "prev, first, goto N, new, load FILE or quit (help lists all)"
         if s.is_over():
-            return "game over › "
+            return "game over › ", "new, undo, save FILE or quit (help lists all)"
         mark = self.theme.stone_mark(s.side)
-        return f"{mark} {COLOR_NAME[s.side].lower()} {s.ply + 1} › "
+        prompt = f"{mark} {COLOR_NAME[s.side].lower()} {s.ply + 1}"
+        if s.review and s.future:
+            return (f"{prompt} · Enter = next › ",
+                    "Enter = next; prev, first, last, goto N, or a move (a new line)")
+        if s.review:
+            return f"{prompt} › ", "the last move: prev, first, goto N, or a move to go on"
+        return f"{prompt} › ", "a move (h8 or 7,7), or help"
 
     def offer_save(self) -> None:
         s = self.session
@@ -245,9 +309,14 @@ class TerminalUI(GameCommands, ReviewCommands):
             return
         self.redraw()
         suggested = default_save_name(self.save_dir)
+        default, self._prefill = self._prefill, ""
         try:
-            ans = self.reader.read("Save this game? [y/N or a file name] ",
+            ans = self.reader.read("Save this game? [y/N or a file name] ", default=default,
                                    placeholder="y saves as " + os.path.basename(suggested)).strip()
+        except TerminalResized as resized:  # ask again on a screen drawn for the new size
+            self._prefill = resized.text
+            self.offered_save = False
+            return
         except (EOFError, KeyboardInterrupt):
             return
         if ans.lower() in ("", "n", "no"):
@@ -292,8 +361,9 @@ class TerminalUI(GameCommands, ReviewCommands):
         except MoveError as e:
             self.say(str(e), "error")
             return
-        s.play(m)
+        dropped = s.play(m)
         self.view.cursor = None
+        self._line_dropped(dropped)
         self._after_move()
 
     def _after_move(self) -> None:
@@ -335,11 +405,23 @@ class TerminalUI(GameCommands, ReviewCommands):
             return None
 
     def _wait(self, job: ThinkJob, tk: Thinking) -> None:
-        """Wait for the engine's search; on a terminal, redraw its progress live (rich.Live) meanwhile."""
+        """Wait for the engine's search; on a terminal, redraw its progress live (rich.Live) meanwhile,
+        starting the display again when the terminal changes size."""
         if not self.console.is_terminal:
             job.wait(poll_s=0.1)
             return
+        while True:
+            try:
+                self._wait_live(job, tk)
+                return
+            except _Resized:
+                continue
+
+    def _wait_live(self, job: ThinkJob, tk: Thinking) -> None:
+        """One live display of the search at the terminal's present size; raises :class:`_Resized`
+        (the search goes on) when that size changes."""
         from rich.live import Live
+        size = self._sync_size()
         self.console.clear()
         # the whole frame when it fits the terminal, else the board once and the
         # progress lines live below it (a taller Live region would scroll and smear)
@@ -350,6 +432,8 @@ class TerminalUI(GameCommands, ReviewCommands):
                   auto_refresh=False, transient=not whole,
                   vertical_overflow="crop") as live:
             def refresh() -> None:
+                if self._sync_size() != size:
+                    raise _Resized
                 now_ms = (time.perf_counter() - tk.started) * 1000.0
                 tk.elapsed_ms = max(tk.elapsed_ms, now_ms)
                 with self.engine.lock:
@@ -377,7 +461,7 @@ class TerminalUI(GameCommands, ReviewCommands):
             self.say("The engine returned an occupied square.", "error")
             self.paused = True
             return
-        s.play(info.move, int(info.elapsed_ms))
+        dropped = s.play(info.move, int(info.elapsed_ms))
         x, y = s.board.xy(info.move)
         extra = f", {info.visits:,} visits" if info.visits else f" ({info.source})"
         if self.engine.interrupted:
@@ -386,6 +470,7 @@ class TerminalUI(GameCommands, ReviewCommands):
                                  if not m[1].startswith("Engine played")]
         self.say(f"Engine played {s.board.move_name(info.move)} ({x},{y}) in "
                  f"{info.elapsed_ms / 1000:.1f} s{extra}.")
+        self._line_dropped(dropped)
         if self.engine.interrupted and not s.humans:
             self.paused = True
             self.say("Paused: 'go' resumes watching; a move, undo, hint, save... work too.")

@@ -20,7 +20,8 @@ from gomoku_ai.rules import BLACK, WHITE, Rule, opponent
 
 from . import commands as C
 from .render import Theme, View, frame, result_text
-from .session import COLOR_NAME, Analysis, GameSession, default_save_name, parse_size
+from .session import (COLOR_NAME, Analysis, GameSession, default_save_name, parse_seconds, parse_size,
+                      parse_visits)
 
 __all__ = ["GameCommands"]
 
@@ -49,6 +50,7 @@ class GameCommands:
         def _ensure_player(self) -> None: ...
         def _engine_text(self) -> str: ...
         def _after_step(self) -> None: ...
+        def _rejoin(self) -> None: ...
 
     def cmd_help(self, args: List[str]) -> None:
         self.view.show_help = True
@@ -68,11 +70,16 @@ class GameCommands:
         self.offered_save = False
         self.say("Resignation taken back." if n == 0 else
                  f"Took back {n} move{'s' if n != 1 else ''}; 'redo' replays.", "ok")
+        self._rejoin()
 
     def cmd_redo(self, args: List[str]) -> None:
-        if self.session.forward() is None:
+        s = self.session
+        n = s.redo()
+        if n == 0:
             self.say("Nothing to redo.", "error")
             return
+        names = " ".join(s.board.move_name(m) for m in s.board.moves[-n:])
+        self.say(f"Replayed {n} move{'s' if n != 1 else ''}: {names}.", "ok")
         self._after_step()
 
     def cmd_hint(self, args: List[str]) -> None:
@@ -101,8 +108,12 @@ class GameCommands:
             pol = self.policy_analysis()
             if pol is not None and pol.heat is not None:
                 s.analyses[s.key()] = pol
-        self.say("Overlay on: shading = where the engine looks, digits = its line." if not s.review
-                 else "Overlay on: each position you step to is analysed.")
+        if s.review:
+            self.say("Overlay on: each position you step to is analysed.")
+        elif s.analyses.get(s.key()) is not None and s.analyses[s.key()].pv:
+            self.say("Overlay on: shading = where the engine looks, digits = its line.")
+        else:  # no search of this position yet: no line to number
+            self.say("Overlay on: shading = where the engine looks; 'hint' searches this position.")
         if s.review:
             if s.analyses.get(s.key()) is None or s.analyses[s.key()].source == "policy":
                 s.analyses.pop(s.key(), None)
@@ -156,8 +167,7 @@ class GameCommands:
         s.humans = {"black": {BLACK}, "white": {WHITE}, "both": {BLACK, WHITE},
                     "none": set()}[who]
         s.review = False
-        s.future.clear()
-        s.future_times.clear()
+        s.forget_future()
         s.source = None
         self.paused = False
         self.player.new_game()
@@ -191,24 +201,26 @@ class GameCommands:
         self.offered_save = False
 
     def cmd_time(self, args: List[str]) -> None:
-        try:
-            sec = float(args[0])
-            if sec <= 0:
-                raise ValueError
-        except (IndexError, ValueError):
+        if len(args) != 1:
             self.say("time SECONDS: e.g. 'time 5'.", "error")
+            return
+        try:
+            sec = parse_seconds(args[0])
+        except ValueError as e:
+            self.say(f"time SECONDS: {e}.", "error")
             return
         self.limit = Limit(soft_ms=sec * 1000.0)
         self.view.engine = self._engine_text()
         self.say(f"Engine: {sec:g} s per move.", "ok")
 
     def cmd_visits(self, args: List[str]) -> None:
-        try:
-            n = int(args[0])
-            if n < 0:
-                raise ValueError
-        except (IndexError, ValueError):
+        if len(args) != 1:
             self.say("visits N: e.g. 'visits 800' (0 goes back to time per move).", "error")
+            return
+        try:
+            n = parse_visits(args[0])
+        except ValueError as e:
+            self.say(f"visits N: {e}.", "error")
             return
         self.limit = Limit(visits=n) if n else Limit(soft_ms=2000.0)
         self.view.engine = self._engine_text()
@@ -217,6 +229,14 @@ class GameCommands:
     def cmd_save(self, args: List[str]) -> None:
         path = " ".join(args) if args else default_save_name(self.save_dir)
         path = os.path.expanduser(path)
+        if not path.lower().endswith((".sgf", ".psq", ".svg")):
+            self.say("save FILE: the name must end in .sgf, .psq (a game) or .svg (an image).",
+                     "error")
+            return
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder):  # the writer would create it: a typo would go unnoticed
+            self.say(f"Could not save {path}: the folder {folder} does not exist.", "error")
+            return
         if path.lower().endswith(".svg"):
             try:
                 self.save_svg(path)
@@ -224,10 +244,6 @@ class GameCommands:
                 self.say(f"Could not save {path}: {e}", "error")
                 return
             self.say(f"Saved the board as an image: {path}", "ok")
-            return
-        if not path.lower().endswith((".sgf", ".psq")):
-            self.say("save FILE: the name must end in .sgf, .psq (a game) or .svg (an image).",
-                     "error")
             return
         try:
             self.session.save(path, engine_name=self.player.name)

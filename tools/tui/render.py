@@ -273,15 +273,17 @@ def result_text(session: GameSession) -> Optional[str]:
 
 
 def thinking_lines(view: View, width: int) -> List[Tuple[int, Text]]:
-    """The engine's progress: elapsed/limit with a bar, visits, speed, best move and win rate."""
+    """The engine's progress: elapsed/limit with a bar, visits, speed, best move and win rate (shorter
+    words below :data:`PANEL_WIDTH` characters)."""
     tk = view.thinking
     th = view.theme
     b = view.session.board
     out: List[Tuple[int, Text]] = []
     if tk is None:
         return out
-    what = {"move": "Engine thinking", "hint": "Looking for a hint",
-            "analysis": "Analysing"}[tk.purpose]
+    compact = width < PANEL_WIDTH
+    what = {"move": "Thinking" if compact else "Engine thinking",
+            "hint": "Hint" if compact else "Looking for a hint", "analysis": "Analysing"}[tk.purpose]
     t = Text(f"{what}… ", "bold yellow" if th.color else "bold")
     if tk.limit_ms:
         frac = min(1.0, tk.elapsed_ms / tk.limit_ms)
@@ -298,84 +300,119 @@ def thinking_lines(view: View, width: int) -> List[Tuple[int, Text]]:
     bar = Text("━" * done, "yellow" if th.color else "") + Text("─" * (pw - done), "dim")
     out.append((1, bar))
     vis = f"{tk.visits:,} visits" + (f"/{tk.limit_visits:,}" if tk.limit_visits else "")
-    out.append((1, Text(f"{vis} · {tk.nodes_per_s:,.0f} nodes/s")))
+    if compact:
+        out.append((1, Text(vis)))
+        out.append((3, Text(f"{tk.nodes_per_s:,.0f} nodes/s")))
+    else:
+        out.append((1, Text(f"{vis} · {tk.nodes_per_s:,.0f} nodes/s")))
     if tk.move is not None:
-        best = Text(f"Best so far: {b.move_name(tk.move)}")
+        best = Text(f"{'Best' if compact else 'Best so far'}: {b.move_name(tk.move)}")
         if tk.winrate is not None:
             best.append(f" · {COLOR_NAME[tk.color]} {tk.winrate:.0%}")
         out.append((1, best))
-    stop_text = "Ctrl-C: play the best move now" if tk.purpose == "move" else "Ctrl-C: stop"
+    if compact:
+        stop_text = "Ctrl-C: play it now" if tk.purpose == "move" else "Ctrl-C: stop"
+    else:
+        stop_text = "Ctrl-C: play the best move now" if tk.purpose == "move" else "Ctrl-C: stop"
     out.append((2, Text("stopping…" if tk.stopping else stop_text, "dim")))
     return out
 
 
+#: the side panel's width (characters) from which it shows everything on full-length lines
+PANEL_WIDTH = 30
+#: the narrowest side panel (compact lines) that still beats the panel below a short terminal's board
+NARROW_PANEL_WIDTH = 20
+#: the lines the panel below the board gets when the height is not known, and the fewest it gets
+BELOW_LINES, BELOW_MIN_LINES = 8, 3
+FOOTER = "footer"  # the tag of the footer's lines (the move list goes above them)
+
+
 class _Lines:
-    """The panel's lines before fitting, each with a priority (lower is kept first when space runs out)."""
+    """The panel's lines before fitting, each with a priority (lower is kept first when space runs out)
+    and a tag (:data:`FOOTER` for the footer's)."""
 
     def __init__(self) -> None:
-        self.items: List[Tuple[int, Text]] = []
+        self.items: List[Tuple[int, Text, str]] = []
 
-    def add(self, prio: int, text: Union[str, Text], style: str = "") -> None:
+    def add(self, prio: int, text: Union[str, Text], style: str = "", tag: str = "") -> None:
         """One line, cut with an ellipsis when too long."""
         t = text if isinstance(text, Text) else Text(text, style)
         t.no_wrap = True
         t.overflow = "ellipsis"
-        self.items.append((prio, t))
+        self.items.append((prio, t, tag))
 
-    def add_wrapped(self, prio: int, t: Text) -> None:
+    def add_wrapped(self, prio: int, t: Text, tag: str = "") -> None:
         """A text wrapped over as many lines as it needs."""
         t.no_wrap = False
-        self.items.append((prio, t))
+        self.items.append((prio, t, tag))
 
 
 def panel_lines(view: View, width: int, max_lines: int) -> List[Text]:
     """The side panel: game, status, evaluation, engine progress and messages, then the move list in what
-    room is left; at most ``max_lines`` lines of ``width`` characters."""
+    room is left; at most ``max_lines`` lines of ``width`` characters (below :data:`PANEL_WIDTH`, the
+    compact forms of the lines)."""
     out = _Lines()
-    _status_lines(view, out)
+    compact = width < PANEL_WIDTH
+    _status_lines(view, out, compact)
     _eval_lines(view, width, out)
     if view.thinking is not None:
         out.add(0, "")
         for prio, t in thinking_lines(view, width):
             out.add(prio, t)
     else:
-        _message_lines(view, out)
-    result = _fit(out.items, width, max_lines)
+        _message_lines(view, out, compact)
+    fitted = _fit(out.items, width, max_lines)
+    result = [t for t, _ in fitted]
     room = max_lines - len(result) - 1
     s = view.session
     if room >= 1 and s.board.moves and view.thinking is None:
         block = move_list(s, width, room, view.theme)
-        at = len(result) - (2 if view.footer and len(result) >= 2 else 0)
+        at = len(result)
+        while at > 0 and fitted[at - 1][1] == FOOTER:
+            at -= 1
         result[at:at] = [Text("")] + block if at > 0 else block
     return result
 
 
-def _status_lines(view: View, out: _Lines) -> None:
+def _status_lines(view: View, out: _Lines, compact: bool = False) -> None:
     """The game (rule, size), who plays which colour, the result or who is to move, the last move, the
-    engine."""
+    engine; ``compact``: shorter forms for a narrow panel (the players on two lines)."""
     s = view.session
     b = s.board
     th = view.theme
-    out.add(0, Text.assemble(("Gomoku", "bold"), f" · {b.rule.value} · {b.width}×{b.height}"
-                             + (" · review" if s.review else "")))
+    review = " · review" if s.review else ""
+    if compact:
+        out.add(0, Text(f"{b.rule.value} {b.width}×{b.height}{review}", "bold"))
+    else:
+        out.add(0, Text.assemble(("Gomoku", "bold"),
+                                 f" · {b.rule.value} · {b.width}×{b.height}{review}"))
     players = Text()
     for c in (BLACK, WHITE):
         players.append(f"{th.stone_mark(c)} {COLOR_NAME[c]}: ", "bold")
-        players.append(s.player_label(c) + ("   " if c == BLACK else ""))
+        players.append(s.player_label(c))
+        if c == BLACK and compact:
+            out.add(1, players)
+            players = Text()
+        elif c == BLACK:
+            players.append("   ")
     out.add(1, players)
     res = result_text(s)
     if res:
         out.add_wrapped(0, Text(res, "bold green" if th.color else "bold"))
     else:
-        t = Text(f"Move {s.ply + 1} · ")
+        t = Text("" if compact else f"Move {s.ply + 1} · ")  # compact: the prompt has the number
         t.append(f"{th.stone_mark(s.side)} {COLOR_NAME[s.side]} to move", "bold")
         who = s.player_label(s.side)
-        if not s.review:
+        if not s.review and not compact:  # compact: the players' lines just above say who
             t.append(f" ({who})")
-        out.add(0, t)
+        if compact:
+            out.add_wrapped(0, t)
+        else:
+            out.add(0, t)
     if b.last_move is not None:
         x, y = b.xy(b.last_move)
-        out.add(2, f"Last: {th.stone_mark(opponent(s.side))} {b.move_name(b.last_move)} ({x},{y})"
+        at = "" if compact else f" ({x},{y})"
+        out.add(2, f"Last: {th.stone_mark(opponent(s.side))} {b.move_name(b.last_move)}{at}"
                 + (f"   ply {s.ply}/{s.total_plies()}" if s.future or s.review else ""))
     elif s.future:
         out.add(2, f"Start position   ply 0/{s.total_plies()}")
@@ -399,7 +436,11 @@ def _eval_lines(view: View, width: int, out: _Lines) -> None:
         label = "Engine's last eval"
     if wr is not None:
         out.add(4, "")
-        out.add(4, Text(label + ": Black's win chance", "dim"))
+        if width < PANEL_WIDTH:
+            label = "Black's win chance" if label == "Eval" else "Last eval, Black"
+        else:
+            label += ": Black's win chance"
+        out.add(4, Text(label, "dim"))
         out.add(2, _bar(view, wr, bar_w))
     if view.overlay:
         if analysis is not None and analysis.pv:
@@ -414,8 +455,9 @@ def _eval_lines(view: View, width: int, out: _Lines) -> None:
             out.add(3, Text("Overlay on: 'hint' searches this position", "dim"))
 
 
-def _message_lines(view: View, out: _Lines) -> None:
-    """The last three messages (the newest kept longest) and the footer of commands."""
+def _message_lines(view: View, out: _Lines, compact: bool = False) -> None:
+    """The last three messages (the newest kept longest) and the footer of commands (wrapped in a
+    ``compact`` panel)."""
     th = view.theme
     if view.messages:
         out.add(1, "")
@@ -427,27 +469,30 @@ def _message_lines(view: View, out: _Lines) -> None:
         prefix = "! " if kind == "error" else ""
         out.add_wrapped(1 if k == len(recent) - 1 else 4, Text(prefix + msg, style))
     if view.footer:
-        out.add(5, "")
-        out.add(2, Text(view.footer, "dim"))
+        out.add(5, "", tag=FOOTER)
+        if compact:
+            out.add_wrapped(2, Text(view.footer, "dim"), tag=FOOTER)
+        else:
+            out.add(2, Text(view.footer, "dim"), tag=FOOTER)
 
 
-def _fit(items: List[Tuple[int, Text]], width: int, max_lines: int) -> List[Text]:
+def _fit(items: List[Tuple[int, Text, str]], width: int, max_lines: int) -> List[Tuple[Text, str]]:
     """Wrap the long texts, then drop the lowest-priority lines (the last of them first) until at most
-    ``max_lines`` are left; priority-0 lines are never dropped."""
-    lines: List[Tuple[int, Text]] = []
-    for prio, t in items:
+    ``max_lines`` are left; priority-0 lines are never dropped. Returns (line, tag) pairs."""
+    lines: List[Tuple[int, Text, str]] = []
+    for prio, t, tag in items:
         if not t.no_wrap:
             for part in t.wrap(Console(width=max(10, width)), max(10, width)):
                 part.no_wrap = True
-                lines.append((prio, part))
+                lines.append((prio, part, tag))
         else:
-            lines.append((prio, t))
+            lines.append((prio, t, tag))
     while len(lines) > max_lines:
-        worst = max(p for p, _ in lines)
+        worst = max(p for p, _, _ in lines)
         if worst == 0:
             break
-        del lines[max(i for i, (p, _) in enumerate(lines) if p == worst)]
-    return [t for _, t in lines[:max(1, max_lines)]]
+        del lines[max(i for i, (p, _, _) in enumerate(lines) if p == worst)]
+    return [(t, tag) for _, t, tag in lines[:max(1, max_lines)]]
 
 
 def move_list(session: GameSession, width: int, max_lines: int, theme: Theme) -> List[Text]:
@@ -500,19 +545,29 @@ def help_renderable(view: View, commands: Sequence[Tuple[str, str]], width: int)
 # ---------------------------------------------------------------------------- the frame
 def frame(view: View, width: int, height: Optional[int] = None,
           commands: Sequence[Tuple[str, str]] = ()) -> RenderableType:
-    """The whole screen: the board with the panel beside it (or below it when narrow)."""
+    """The whole screen for ``width`` x ``height`` characters (``height`` None: no limit), leaving one
+    line for the prompt: the board with the panel beside it, or below it when narrow. A short terminal
+    (the panel below would get fewer than :data:`BELOW_LINES` lines) keeps a narrow panel beside the
+    board, and where even that does not fit the board loses its bottom letters first: the column letters
+    at the top stay on the screen."""
     if view.show_help:
         return help_renderable(view, commands, width)
     lines = board_text(view)
     bw = board_width(view.session)
     pw = width - bw - 2
-    if pw >= 30:
+    below = BELOW_LINES if height is None else height - 2 - len(lines)
+    if pw >= PANEL_WIDTH or (pw >= NARROW_PANEL_WIDTH and below < BELOW_LINES):
+        if height is not None and len(lines) > height - 1:
+            lines = lines[:-1]
         panel = panel_lines(view, pw, max(len(lines), (height or 0) - 2))
         grid = Table.grid(padding=(0, 2))
         grid.add_column(no_wrap=True, width=bw)
         grid.add_column(no_wrap=True, width=pw)
         grid.add_row(Group(*lines), Group(*panel))
         return grid
-    room = 8 if height is None else max(3, height - len(lines) - 2)
+    room = max(BELOW_MIN_LINES, below)
+    if height is not None and len(lines) + room > height - 1:
+        lines = lines[:-1]
+        room = max(BELOW_MIN_LINES, height - 1 - len(lines))
     panel = panel_lines(view, max(20, width), room)
     return Group(*lines, *panel)

@@ -24,6 +24,27 @@ class ReviewCommands:
         def say(self, text: str, kind: str = "info") -> None: ...
         def analyse(self) -> None: ...
 
+    def _line_dropped(self, n: int) -> None:
+        """Say that the move just played started a new line, dropping ``n`` moves of the redo stack."""
+        s = self.session
+        if n <= 0:
+            return
+        what = (f"later move{'s' if n != 1 else ''} of the loaded game" if s.source
+                else f"move{'s' if n != 1 else ''} taken back")
+        self.say(f"A new line starts at move {s.ply}: the {n} {what} "
+                 f"{'are' if n != 1 else 'is'} dropped (undo gets them back).")
+
+    def _rejoin(self) -> None:
+        """After a step back: at the position where a new line started, the dropped line is the redo
+        stack again (:meth:`GameSession.rejoin`); say so."""
+        s = self.session
+        new = len(s.future)
+        n = s.rejoin()
+        if n:
+            self.say(f"Back where the lines split: 'redo' or 'next' replays the {n} move"
+                     f"{'s' if n != 1 else ''} the new line had dropped (its {new} move"
+                     f"{'s are' if new != 1 else ' is'} dropped now).", "ok")
+
     def _after_step(self) -> None:
         self.view.cursor = None
         if self.view.overlay and self.session.review:
@@ -51,6 +72,7 @@ class ReviewCommands:
         if s.back() is None:
             self.say("At the start.", "error")
             return
+        self._rejoin()
         self._after_step()
 
     def cmd_first(self, args: List[str]) -> None:
@@ -68,6 +90,11 @@ class ReviewCommands:
         if len(args) != 1 or not args[0].isdigit():
             self.say("goto N: go to the position after move N (0 = the start).", "error")
             return
+        s = self.session
         self._enter_review()
-        self.session.goto(int(args[0]))
+        ply, total = int(args[0]), s.total_plies()
+        if ply > total:
+            self.say(f"goto {ply}: the game has {total} move{'s' if total != 1 else ''}; "
+                     "this is the last.")
+        s.goto(min(ply, total))
         self._after_step()

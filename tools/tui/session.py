@@ -8,6 +8,7 @@ of bad input into a :class:`MoveError` with a message meant for that person.
 """
 from __future__ import annotations
 
+import math
 import re
 import time
 from dataclasses import dataclass, field
@@ -35,13 +36,55 @@ def looks_like_move(text: str) -> bool:
     return bool(_MOVE_LIKE.match(text))
 
 
+_SIZE = re.compile(r"^(\d+)(?:x(\d+))?$")
+
+
 def parse_size(text: str) -> Tuple[int, int]:
-    """``15`` -> (15, 15); ``20x15`` -> (20, 15) (width x height)."""
-    t = text.strip().lower().replace("×", "x")
-    if "x" in t:
-        w, h = t.split("x", 1)
-        return int(w), int(h)
-    return int(t), int(t)
+    """``15`` -> (15, 15); ``20x15`` -> (20, 15) (width x height). ValueError, with a message for the
+    player, when the text is not of that shape (whether the board can be that big is the board's to
+    say: :class:`~gomoku_ai.board.BoardSizeError`)."""
+    m = _SIZE.match(text.strip().lower().replace("×", "x").replace(" ", ""))
+    if m is None:
+        raise ValueError(f"'{text}' is not a board size: give N or WxH, e.g. 15 or 20x15")
+    w = int(m.group(1))
+    return w, int(m.group(2)) if m.group(2) else w
+
+
+def parse_seconds(text: str) -> float:
+    """A time per move in seconds: a positive, finite number (``2``, ``0.5``). ValueError with a
+    message for the player otherwise."""
+    try:
+        sec = float(text)
+    except ValueError:
+        sec = math.nan
+    if not (math.isfinite(sec) and sec > 0):
+        raise ValueError(f"'{text}' is not a positive number of seconds (e.g. 2 or 0.5)")
+    return sec
+
+
+def parse_visits(text: str) -> int:
+    """A number of visits per move: a whole number, 0 or more (0: the time per move applies instead).
+    ValueError with a message for the player otherwise."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise ValueError(f"'{text}' is not a number of visits: a whole number, 0 or more "
+                         "(0: use the time per move)")
+    return n
+
+
+def parse_move_count(text: str) -> int:
+    """A number of moves (``--max-moves``): a whole number, 1 or more. ValueError with a message for
+    the player otherwise."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise ValueError(f"'{text}' is not a number of moves: a whole number, 1 or more")
+    return n
 
 
 def column_name(x: int) -> str:
@@ -70,6 +113,17 @@ class Analysis:
     move: Optional[int] = None
 
 
+@dataclass
+class DroppedLine:
+    """The moves a new move took off the redo stack: ``key`` is the position where the two lines
+    split (as :meth:`GameSession.key`: hash and ply), ``moves`` and ``times`` are in redo-stack order
+    (the next move last)."""
+
+    key: Tuple[int, int]
+    moves: List[int]
+    times: List[Optional[int]]
+
+
 class GameSession:
     """One game: the board, redo stack, the human colours and how it ended."""
 
@@ -81,6 +135,7 @@ class GameSession:
         self.max_moves = max_moves
         self.future: List[int] = []          # redo stack: the next move to replay is future[-1]
         self.future_times: List[Optional[int]] = []
+        self.dropped: Optional[DroppedLine] = None  # the line the last new move left (see rejoin)
         self.times_ms: List[Optional[int]] = []
         self.resigned: Optional[int] = None  # the colour that resigned
         self.review = False                  # stepping through a game: the engine never moves
@@ -133,8 +188,9 @@ class GameSession:
         return "you vs engine"
 
     def player_label(self, color: int) -> str:
-        """``you``, ``engine``, ``human`` (both human), or the recorded name in review mode."""
-        if self.review:
+        """``you``, ``engine``, ``human`` (both human); in review mode the recorded name (``?`` when a
+        loaded game has none; a game played here keeps its labels)."""
+        if self.review and (self.source is not None or self.names.get(color)):
             return self.names.get(color) or "?"
         if color in self.humans:
             return "you" if len(self.humans) == 1 else "human"
@@ -169,17 +225,39 @@ class GameSession:
                             f"({kind.label}); the points marked × are forbidden")
         return m
 
-    def play(self, m: int, time_ms: Optional[int] = None) -> None:
-        """Play a checked move; it clears the redo stack unless it is the move ``next`` would
-        replay (then the rest of the stepped-through game is kept)."""
+    def play(self, m: int, time_ms: Optional[int] = None) -> int:
+        """Play a checked move. The move ``next`` would replay keeps the rest of the redo stack;
+        another one starts a new line: the redo stack is kept aside as :attr:`dropped` (taking the
+        new move back brings it back, see :meth:`rejoin`). Returns how many moves it dropped."""
+        key = self.key()
         self.board.play(m)
         self.times_ms.append(time_ms)
         if self.future and self.future[-1] == m:
             self.future.pop()
             self.future_times.pop()
-        else:
-            self.future.clear()
-            self.future_times.clear()
+            return 0
+        n = len(self.future)
+        if n:
+            self.dropped = DroppedLine(key, self.future, self.future_times)
+            self.future, self.future_times = [], []
+        return n
+
+    def rejoin(self) -> int:
+        """Back at the position where a new move left a line (:attr:`dropped`), make that line the
+        redo stack again, in place of the new line's moves taken back (those are dropped: one line
+        is kept aside at most, so stepping back and forth never switches lines). Returns how many
+        moves the redo stack now holds (0: not at such a position, nothing changed)."""
+        d = self.dropped
+        if d is None or d.key != self.key():
+            return 0
+        self.dropped = None
+        self.future, self.future_times = d.moves, d.times
+        return len(self.future)
+
+    def forget_future(self) -> None:
+        """Drop the redo stack and the line kept aside (the game goes on from here only)."""
+        self.future, self.future_times = [], []
+        self.dropped = None
 
     def back(self) -> Optional[int]:
         """Take back one move onto the redo stack (also undoes a resignation first)."""
@@ -215,6 +293,17 @@ class GameSession:
                 break
         return n
 
+    def redo(self) -> int:
+        """Replay moves from the redo stack until a human is to move again (at least one), as
+        :meth:`undo` took them back: the engine's recorded replies come back too, without a new
+        search (an empty redo stack then leaves the engine to move). Returns how many."""
+        n = 0
+        while self.forward() is not None:
+            n += 1
+            if self.review or self.side in self.humans or not self.humans or self.is_over():
+                break
+        return n
+
     def goto(self, ply: int) -> None:
         ply = max(0, min(ply, self.ply + len(self.future)))
         while self.ply > ply:
@@ -238,7 +327,7 @@ class GameSession:
         result = GameResult.from_outcome(o) if o is not None else None
         names = {}
         for c in (BLACK, WHITE):
-            if self.review or self.source:
+            if self.source or (self.review and self.names.get(c)):
                 names[c] = self.names.get(c)
             else:
                 names[c] = "human" if c in self.humans else engine_name
