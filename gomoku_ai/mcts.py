@@ -77,6 +77,16 @@ _EMPTY_MOVES = np.zeros(0, np.int32)
 _EMPTY_F = np.zeros(0, np.float64)
 
 
+class StopReason(checks.StrKind):
+    """Why a search ended (equal to its string: ``stats.stopped_by == "time"`` holds)."""
+
+    NONE = ""
+    SOLVED = "solved"    # the root was proven
+    VISITS = "visits"    # the visit limit
+    TIME = "time"        # the deadline
+    STOP = "stop"        # the stop event
+
+
 @dataclass
 class SearchStats:
     """Counters of one :meth:`MCTS.search` call."""
@@ -88,7 +98,7 @@ class SearchStats:
     max_depth: int = 0
     elapsed_s: float = 0.0
     eval_s: float = 0.0      # time spent inside the evaluator
-    stopped_by: str = ""
+    stopped_by: StopReason = StopReason.NONE
 
 
 @dataclass
@@ -466,22 +476,22 @@ class MCTS:
         next_progress = t0 + progress_every_s
         while True:
             if root.proven != 0 or root.terminal is not None:
-                stats.stopped_by = "solved"
+                stats.stopped_by = StopReason.SOLVED
                 break
             if visits is not None and root.n >= visits and root.expanded:
-                stats.stopped_by = "visits"
+                stats.stopped_by = StopReason.VISITS
                 break
             if stats.simulations and stats.simulations % cfg.check_every < batch:
                 now = time.perf_counter()
                 if deadline is not None and now >= deadline:
-                    stats.stopped_by = "time"
+                    stats.stopped_by = StopReason.TIME
                     break
                 if progress is not None and now >= next_progress:
                     stats.elapsed_s = now - t0
                     progress(self, stats)
                     next_progress = now + progress_every_s
             if stop is not None and stop.is_set() and root.expanded:
-                stats.stopped_by = "stop"
+                stats.stopped_by = StopReason.STOP
                 break
             want = batch
             if visits is not None:

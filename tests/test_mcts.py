@@ -9,7 +9,7 @@ import pytest
 
 from gomoku_ai.board import Board
 from gomoku_ai.evaluator import Evaluator, HeuristicEvaluator, RolloutEvaluator, UniformEvaluator
-from gomoku_ai.mcts import LOSS_Q, MCTS, MCTSConfig, Node, select_child
+from gomoku_ai.mcts import LOSS_Q, MCTS, MCTSConfig, Node, StopReason, select_child
 from gomoku_ai.rules import Rule
 
 
@@ -139,7 +139,7 @@ def test_solver_proves_win_in_two() -> None:
     .........""", to_move=1)
     mcts = MCTS(UniformEvaluator())
     st = mcts.search(b, visits=20000)
-    assert st.stopped_by == "solved"
+    assert st.stopped_by is StopReason.SOLVED
     assert mcts.root.proven == 1
     m = mcts.best_move()
     assert m in (b.index(2, 3), b.index(6, 3))  # either end makes an open four .XXXX.
@@ -159,7 +159,7 @@ def test_solver_proves_loss_against_open_four() -> None:
     .........""", to_move=2)
     mcts = MCTS(UniformEvaluator())
     st = mcts.search(b, visits=100)
-    assert st.stopped_by == "solved" and mcts.root.proven == -1
+    assert st.stopped_by is StopReason.SOLVED and mcts.root.proven == -1
 
 
 def test_must_block_restricts_children() -> None:
@@ -283,7 +283,7 @@ def test_pipelined_search_still_proves_a_win() -> None:
         st = mcts.search(b, visits=20000)
     finally:
         mcts.close()
-    assert st.stopped_by == "solved" and mcts.root.proven == 1
+    assert st.stopped_by is StopReason.SOLVED and mcts.root.proven == 1
     assert mcts.best_move() in (b.index(2, 3), b.index(6, 3))
 
 
