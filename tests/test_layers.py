@@ -283,3 +283,33 @@ def test_readme_layout_table_matches_the_tree() -> None:
     unlisted = sorted(str(p.relative_to(ROOT)) for p in wanted
                       if p not in covered and p.parent not in covered - {ROOT / "gomoku_ai"})
     assert not unlisted, f"not in the README's table: {unlisted}"
+
+
+# ------------------------------------------------------------------ sizes
+MAX_CLASS_LINES = 400
+MAX_FUNCTION_LINES = 80
+#: a longer function says why in its docstring, with this phrase (e.g. a prover's innermost recursion)
+LONG_REASON = "Kept in one piece"
+
+
+def _long_definitions(tree: ast.AST) -> Iterator[Tuple[str, int, int]]:
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            n = (node.end_lineno or node.lineno) - node.lineno + 1
+            limit = MAX_CLASS_LINES if isinstance(node, ast.ClassDef) else MAX_FUNCTION_LINES
+            if n > limit and LONG_REASON not in (ast.get_docstring(node) or ""):
+                yield node.name, node.lineno, n
+
+
+def test_no_class_or_function_over_the_size_limits() -> None:
+    long = sorted(f"{m}:{line} {name} ({n} lines)" for m, path in MODULES.items()
+                  for name, line, n in _long_definitions(ast.parse(path.read_text(encoding="utf-8"))))
+    assert not long, (f"over {MAX_CLASS_LINES} lines (class) or {MAX_FUNCTION_LINES} (function) without "
+                      f"'{LONG_REASON}' and a reason in the docstring:\n" + "\n".join(long))
+
+
+def test_size_check_can_fail() -> None:
+    body = "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION_LINES + 1))
+    assert [n for n, _, _ in _long_definitions(ast.parse(f"def f():\n{body}\n"))] == ["f"]
+    ok = f'def f():\n    """{LONG_REASON}: a reason."""\n{body}\n'
+    assert not list(_long_definitions(ast.parse(ok)))

@@ -14,7 +14,7 @@ import argparse
 import math
 import os
 import re
-from typing import Any, Callable, Dict, List, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from gomoku_ai.board import MAX_SIZE, MIN_SIZE
 from gomoku_ai.match import TimeControl
@@ -40,6 +40,35 @@ class TournamentError(Exception):
 def default_concurrency() -> int:
     """Games at a time by default: half the CPUs (one core per engine of a game)."""
     return max(1, (os.cpu_count() or 2) // 2)
+
+
+def _openings_setting(arg: str) -> Tuple[str, Optional[str]]:
+    """``--openings`` as stored: ``none``, ``random:N`` or the file's absolute path, with the file's sha256."""
+    try:
+        kind, path, stones = parse_openings_arg(arg)
+    except ValueError as e:
+        raise TournamentError(str(e)) from None
+    if kind == "none":
+        return "none", None
+    if kind == "random":
+        return f"random:{stones}", None
+    full = os.path.abspath(path)
+    if not os.path.isfile(full):
+        raise TournamentError(f"--openings: no such file {path}")
+    return full, file_sha256(full)
+
+
+def _anchor_setting(arg: Optional[str], names: List[str]) -> Tuple[Optional[str], float]:
+    """``--anchor NAME[=ELO]``: the anchored player and its Elo (None, 0.0 without one)."""
+    if not arg:
+        return None, 0.0
+    nm, _, val = arg.partition("=")
+    if nm not in names:
+        raise TournamentError(f"--anchor: no player named {nm!r} (players: {', '.join(names)})")
+    try:
+        return nm, float(val) if val else 0.0
+    except ValueError:
+        raise TournamentError(f"--anchor: bad Elo {val!r}") from None
 
 
 def build_config(args: argparse.Namespace) -> Dict[str, Any]:
@@ -68,33 +97,14 @@ def build_config(args: argparse.Namespace) -> Dict[str, Any]:
         tc = TimeControl.parse(args.tc)
     except ValueError as e:
         raise TournamentError(str(e)) from None
-    try:
-        kind, path, stones = parse_openings_arg(args.openings)
-    except ValueError as e:
-        raise TournamentError(str(e)) from None
-    openings = "none" if kind == "none" else f"random:{stones}" if kind == "random" else os.path.abspath(path)
-    sha = None
-    if kind == "file":
-        if not os.path.isfile(openings):
-            raise TournamentError(f"--openings: no such file {path}")
-        sha = file_sha256(openings)
+    openings, sha = _openings_setting(args.openings)
     records = [r for r in re.split(r"[,\s]+", args.records.lower()) if r]
     if records == ["none"]:
         records = []
     if any(r not in ("sgf", "psq") for r in records):
         raise TournamentError("--records is sgf, psq, sgf,psq or none")
-    anchor, anchor_elo = None, 0.0
     names = [s.name for s in specs]
-    if args.anchor:
-        nm, _, val = args.anchor.partition("=")
-        if nm not in names:
-            raise TournamentError(f"--anchor: no player named {nm!r} (players: {', '.join(names)})")
-        anchor = nm
-        if val:
-            try:
-                anchor_elo = float(val)
-            except ValueError:
-                raise TournamentError(f"--anchor: bad Elo {val!r}") from None
+    anchor, anchor_elo = _anchor_setting(args.anchor, names)
     if args.draw_after is not None and args.draw_after < 1:
         raise TournamentError("--draw-after must be positive")
     if args.visits is not None and args.visits < 1:
