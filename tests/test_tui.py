@@ -568,3 +568,13 @@ def test_analyze_mentions_the_digits_only_once_there_is_a_line():
     ui.run()
     again = [t for t in messages(ui) if t.startswith("Overlay on")]
     assert len(again) == 2 and "digits = its line" in again[-1]
+
+
+def test_export_svg_into_a_missing_folder_is_refused_before_the_game(tmp_path):
+    import io
+    from tools.tui.app import run
+    target = tmp_path / "no-such-dir" / "game.svg"
+    out = io.StringIO()
+    args = _parse_play(["--export-svg", str(target), "--no-color"])
+    assert run(args, inp=io.StringIO("quit\n"), out=out) == 2
+    assert "does not exist" in " ".join(out.getvalue().split()) and not target.parent.exists()

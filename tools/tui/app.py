@@ -558,6 +558,11 @@ def run(args: Any, inp: Optional[TextIO] = None, out: Optional[TextIO] = None,
     except (ValueError, BoardSizeError) as e:
         console.print(f"gomoku play: {e}", markup=False)
         return 2
+    svg = getattr(args, "export_svg", None)
+    if svg and not os.path.isdir(os.path.dirname(os.path.abspath(svg))):
+        console.print(f"gomoku play: --export-svg {svg}: the folder {os.path.dirname(os.path.abspath(svg))} "
+                      "does not exist", markup=False)
+        return 2
     load = getattr(args, "load", None)
     limit = build_limit(getattr(args, "time", 2.0), getattr(args, "visits", None))
     ui = TerminalUI(session, player_factory, limit, console, None, no_color=no_color,
