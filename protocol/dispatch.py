@@ -26,7 +26,7 @@ import logging
 import os
 from typing import Callable, Dict, Optional, Type
 
-from gomoku_ai import __version__, movegen
+from gomoku_ai import ENGINE_NAME, __version__, movegen, version_string
 
 from . import lines as L
 from .framing import Bad, Block, Inbox, Item, LineWriter
@@ -36,7 +36,7 @@ from .supervise import SearchControl, SearchSupervisor
 
 log = logging.getLogger("pygomoku.brain")
 
-BRAIN_NAME = "pygomoku"
+BRAIN_NAME = ENGINE_NAME   #: the one name (gomoku_ai.ENGINE_NAME): ABOUT, the log folder, --version
 ABOUT = {
     "name": BRAIN_NAME,
     "version": __version__,
@@ -153,7 +153,7 @@ class Dispatcher:
 
     def _h_showinfo(self, item: Item, cmd: L.YxShowInfo) -> None:
         self.game.settings.show_detail = max(1, self.game.settings.show_detail)
-        self.send(L.format_message(f"{BRAIN_NAME} {__version__}"),
+        self.send(L.format_message(version_string()),
                   L.format_message(f"INFO MAX_THREAD_NUM {os.cpu_count() or 1}"))
 
     def _h_hashclear(self, item: Item, cmd: L.YxHashClear) -> None:
