@@ -147,9 +147,10 @@ def build_schedule(n_players: int, fmt: str, games_per_pairing: int, width: int,
     for k in range(pairs_per):
         if openings_kind == "file":
             assert book is not None
-            oi: Optional[int] = idx[k % len(book)]
+            bi = idx[k % len(book)]
+            oi: Optional[int] = bi
             t = (k // len(book)) % 8 if transform else 0
-            opening = transform_opening(book[oi], width, height, t)
+            opening = transform_opening(book[bi], width, height, t)
         elif openings_kind == "random":
             oi, t = k, 0
             opening = random_opening(k, random_stones, width, height, rule, seed)
