@@ -103,16 +103,16 @@ def load_book(path: str, width: int, height: int, rule: Rule) -> Tuple[List[List
     errors: List[RecordFormatError] = []
     book = read_openings(path, width, height, on_error="skip", errors=errors)
     warnings = [f"opening skipped: {e}" for e in errors]
-    good = []
+    good: List[List[Move]] = []
     for i, op in enumerate(book):
         why = check_opening(op, width, height, rule)
         if why is None:
-            good.append([tuple(m) for m in op])
+            good.append([(x, y) for x, y in op])
         else:
             warnings.append(f"opening {i + 1} of {path} skipped: {why}")
     if not good:
         raise ValueError(f"{path}: no usable opening for a {width}x{height} board")
-    return good, warnings  # type: ignore[return-value]
+    return good, warnings
 
 
 def parse_openings_arg(text: Optional[str]) -> Tuple[str, Optional[str], int]:
