@@ -14,7 +14,11 @@ import random
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
+
+if TYPE_CHECKING:  # imported lazily at run time
+    from gomoku_ai.evaluator import Evaluator, PolicyValueNetwork
+    from gomoku_ai.net import Network
 
 BENCH_POSITIONS = [
     # (rule, moves in h8 notation) — openings and middle games on 15x15
@@ -56,7 +60,7 @@ def bench_board(games: int = 200, seed: int = 1) -> Dict[str, Any]:
     return {"push_win_pop_per_s": round(ops / dt), "ops": ops, "seconds": round(dt, 3)}
 
 
-def _random_network(blocks: int, channels: int, backend: str):
+def _random_network(blocks: int, channels: int, backend: str) -> Network:
     """A random-weight network of the given tower, exported to a temp folder (for speed only)."""
     import tempfile
     from gomoku_ai.net import fold_batchnorm, load_model, random_model
@@ -69,7 +73,7 @@ def _random_network(blocks: int, channels: int, backend: str):
     return load_model(base, backend=backend)
 
 
-def bare_network_rate(net, batch: int, seconds: float = 2.0) -> float:
+def bare_network_rate(net: PolicyValueNetwork, batch: int, seconds: float = 2.0) -> float:
     """Evaluations per second of ``net.forward`` alone on 15x15 positions at ``batch``."""
     import numpy as np
     from gomoku_ai.board import Board
@@ -92,12 +96,14 @@ def bare_network_rate(net, batch: int, seconds: float = 2.0) -> float:
 
 
 def bench_search(evaluator_name: str, visits: int, model: str | None = None,
-                 network: Any = None, batch: int = 1) -> Dict[str, Any]:
-    """Search each bench position to ``visits`` simulations from a fresh tree."""
+                 network: Optional[PolicyValueNetwork] = None, batch: int = 1) -> Dict[str, Any]:
+    """Search each bench position to ``visits`` simulations from a fresh tree (``network``, else the model at
+    path ``model``, for the ``network`` evaluator)."""
     from gomoku_ai.board import Board
     from gomoku_ai.evaluator import HeuristicEvaluator, RolloutEvaluator, UniformEvaluator
     from gomoku_ai.mcts import MCTS
     from gomoku_ai.rules import Rule
+    ev: Evaluator
     if evaluator_name == "uniform":
         ev = UniformEvaluator()
     elif evaluator_name == "rollout":
@@ -107,8 +113,11 @@ def bench_search(evaluator_name: str, visits: int, model: str | None = None,
     else:
         from gomoku_ai.evaluator import NetworkEvaluator
         from gomoku_ai.net import load_model
-        ev = NetworkEvaluator(network if network is not None else load_model(model),
-                              batch_size=batch)
+        if network is None:
+            if model is None:
+                raise ValueError(f"bench_search({evaluator_name!r}) needs a network or a model path")
+            network = load_model(model)
+        ev = NetworkEvaluator(network, batch_size=batch)
     sims = evals = 0
     total_s = eval_s = 0.0
     sig = hashlib.sha256()

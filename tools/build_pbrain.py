@@ -43,7 +43,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import IO, Any, Dict, List, Optional, Sequence, Tuple
 
 from protocol.lines import DEFAULT_MAX_MEMORY
 
@@ -327,6 +327,13 @@ def _vm_kb(pid: int) -> Dict[str, int]:
     return vals
 
 
+def _pipe(f: Optional[IO[bytes]], name: str) -> IO[bytes]:
+    """The pipe ``f`` of a Popen started with ``name=subprocess.PIPE`` (never None there; checked for the type)."""
+    if f is None:
+        raise BuildError(f"brain process has no {name} pipe")
+    return f
+
+
 class _BrainProcess:
     """A brain started in a scratch folder for :func:`smoke`: its stdout lines are read by a thread (with the time
     each arrived), and the peak memory and process count of its process tree are sampled while it is waited on.
@@ -344,11 +351,14 @@ class _BrainProcess:
         self.t0 = time.perf_counter()
         self.proc = subprocess.Popen(self.exe, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, cwd=cwd, env=env, bufsize=0)
+        self._stdin = _pipe(self.proc.stdin, "stdin")
+        self._stdout = _pipe(self.proc.stdout, "stdout")
+        self._stderr = _pipe(self.proc.stderr, "stderr")
         self._reader = threading.Thread(target=self._pump, daemon=True)
         self._reader.start()
 
     def _pump(self) -> None:
-        for raw in iter(self.proc.stdout.readline, b""):
+        for raw in iter(self._stdout.readline, b""):
             with self._got:
                 self.replies.append((time.perf_counter(), raw.decode("utf-8", "replace").rstrip("\r\n")))
                 self._got.notify_all()
@@ -365,8 +375,8 @@ class _BrainProcess:
             self.peak[k] = max(self.peak.get(k, 0), v)
 
     def send(self, text: str) -> None:
-        self.proc.stdin.write(text.encode())
-        self.proc.stdin.flush()
+        self._stdin.write(text.encode())
+        self._stdin.flush()
 
     def wait_reply(self, n: int) -> Tuple[float, str]:
         """(arrival time, text) of the ``n``-th reply line (1-based), waiting at most the timeout; raises
@@ -381,7 +391,7 @@ class _BrainProcess:
                     if len(self.replies) >= n:
                         break
                     raise BuildError(f"{self.exe[0]}: no reply #{n} (exit {proc.poll()}; stderr "
-                                     f"{proc.stderr.read(500) if proc.poll() is not None else b''!r})")
+                                     f"{self._stderr.read(500) if proc.poll() is not None else b''!r})")
                 self._got.wait(min(left, 0.05))
                 self.sample()
             return self.replies[n - 1]
@@ -395,8 +405,8 @@ class _BrainProcess:
             proc.kill()
             proc.wait(timeout=10)
         self._reader.join(timeout=2)
-        self.stderr = proc.stderr.read() or b""
-        for f in (proc.stdin, proc.stdout, proc.stderr):
+        self.stderr = self._stderr.read() or b""
+        for f in (self._stdin, self._stdout, self._stderr):
             try:
                 f.close()
             except OSError:

@@ -76,6 +76,7 @@ import itertools
 import json
 import logging
 import signal
+import socket
 import sys
 import threading
 import time
@@ -84,7 +85,8 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+from types import FrameType
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -93,7 +95,7 @@ from gomoku_ai.board import Board
 from gomoku_ai.evaluator import Evaluator
 from gomoku_ai.net.model import masked_softmax
 from gomoku_ai.mcts import MCTSConfig
-from gomoku_ai.player import Limit, NoMoveError, Player, SearchInfo
+from gomoku_ai.player import Limit, NoMoveError, Player, SearchInfo, Source
 from gomoku_ai.rules import Rule
 
 from .request import (ANALYZE_KEYS, MOVE_KEYS, Limits, Position, RequestError,
@@ -287,15 +289,16 @@ def _instant(player: Player, board: Board) -> SearchInfo:
     if info.source == "static":
         line = tactics.find_vcf(board, node_limit=INSTANT_VCF_NODES)
         if line:
-            info = SearchInfo(move=line[0], value=1.0, pv=list(line), proven=1, source="vcf",
+            info = SearchInfo(move=line[0], value=1.0, pv=list(line), proven=1, source=Source.VCF,
                               depth=len(line))
         else:
-            info.source = SOURCE_POLICY
+            # "policy" is this service's own kind, not a gomoku_ai Source member (a str either way in JSON)
+            info.source = SOURCE_POLICY  # type: ignore[assignment]
     info.elapsed_ms = (time.perf_counter() - t0) * 1000.0
     return info
 
 
-def _pv(board: Board, pv) -> list:
+def _pv(board: Board, pv: Sequence[int]) -> List[Dict[str, Any]]:
     out, b, seen = [], board.copy(), set()
     for m in pv:
         if m in seen or not b.is_empty(m):
@@ -351,6 +354,10 @@ class WorkerPool:
 
 
 # --------------------------------------------------------------------------------------- http
+#: what socketserver hands a server: a stream socket (TCP) or a datagram server's (data, socket)
+_Request = Union[socket.socket, Tuple[bytes, socket.socket]]
+
+
 class MoveServer(ThreadingHTTPServer):
     """ThreadingHTTPServer (one thread per connection, capped) + the search pool."""
 
@@ -375,16 +382,17 @@ class MoveServer(ThreadingHTTPServer):
     def next_id(self) -> int:
         return next(self._ids)
 
-    def process_request(self, request, client_address):
+    def process_request(self, request: _Request, client_address: Tuple[Any, ...]) -> None:
         if not self._conns.acquire(blocking=False):
             log.warning("503 too many connections; refused %s", client_address[0])
             try:
-                request.settimeout(1.0)
+                sock = request if isinstance(request, socket.socket) else request[1]  # TCP: the socket itself
+                sock.settimeout(1.0)
                 body = json.dumps({"error": "busy", "message": "too many open connections",
                                    "status": 503}).encode()
-                request.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: "
-                                b"application/json\r\nRetry-After: 1\r\nConnection: close\r\n"
-                                b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+                sock.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: "
+                             b"application/json\r\nRetry-After: 1\r\nConnection: close\r\n"
+                             b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
             except OSError:
                 pass
             self.shutdown_request(request)
@@ -395,13 +403,13 @@ class MoveServer(ThreadingHTTPServer):
             self._conns.release()
             raise
 
-    def process_request_thread(self, request, client_address):
+    def process_request_thread(self, request: _Request, client_address: Tuple[Any, ...]) -> None:
         try:
             super().process_request_thread(request, client_address)
         finally:
             self._conns.release()
 
-    def handle_error(self, request, client_address):
+    def handle_error(self, request: _Request, client_address: Tuple[Any, ...]) -> None:
         exc = sys.exc_info()[1]
         if isinstance(exc, OSError):   # client went away, reset, timeout
             log.debug("connection error from %s: %r", client_address[0], exc)
@@ -432,12 +440,15 @@ class Handler(BaseHTTPRequestHandler):
     sys_version = ""
     disable_nagle_algorithm = True   # headers and body are two writes: avoid the 40 ms delayed ACK
     server: MoveServer
+    _summary_req: Dict[str, Any]   # what the access log says of the request and the response (per request)
+    _summary_resp: Dict[str, Any]
 
     def version_string(self) -> str:
         return self.server_version
 
     def setup(self) -> None:
-        self.timeout = self.server.cfg.io_timeout_s
+        # typeshed declares StreamRequestHandler.timeout a ClassVar; setup() reads a per-connection value here
+        self.timeout = self.server.cfg.io_timeout_s  # type: ignore[misc]
         super().setup()
 
     # every method, known or not, lands in _dispatch (404 / 405 rather than 501)
@@ -492,8 +503,8 @@ class Handler(BaseHTTPRequestHandler):
         t0 = time.perf_counter()
         self._rid = self.server.next_id()
         self._status = 0
-        self._summary_req: Dict[str, Any] = {}
-        self._summary_resp: Dict[str, Any] = {}
+        self._summary_req = {}
+        self._summary_resp = {}
         self._model = "-"
         path = self.path.split("?", 1)[0].split("#", 1)[0]
         try:
@@ -766,7 +777,7 @@ def run(args: argparse.Namespace) -> int:
     if cfg.host not in ("127.0.0.1", "localhost", "::1"):
         log.warning("bound to %s: the service has no authentication", cfg.host)
 
-    def _term(signum, frame):
+    def _term(signum: int, frame: Optional[FrameType]) -> None:
         raise KeyboardInterrupt
     try:
         signal.signal(signal.SIGTERM, _term)

@@ -52,6 +52,8 @@ def _openings_setting(arg: str) -> Tuple[str, Optional[str]]:
         return "none", None
     if kind == "random":
         return f"random:{stones}", None
+    if path is None:  # parse_openings_arg gives a path with kind "file"
+        raise TournamentError(f"--openings: no file in {arg!r}")
     full = os.path.abspath(path)
     if not os.path.isfile(full):
         raise TournamentError(f"--openings: no such file {path}")

@@ -77,7 +77,7 @@ def _color_name(c: Optional[int]) -> Optional[str]:
 
 def result_record(spec: GameSpec, names: Sequence[str], g: PlayedGame) -> Dict[str, Any]:
     """The ``results.jsonl`` line of game ``spec`` played as ``g`` by ``names`` (Black, White)."""
-    clock = {c: None if g.clock_ms.get(c) is None else int(g.clock_ms[c]) for c in (BLACK, WHITE)}
+    clock = {c: None if (ms := g.clock_ms.get(c)) is None else int(ms) for c in (BLACK, WHITE)}
     return {
         "game": spec.game, "pair": spec.pair, "round": spec.round, "pairing": spec.pairing,
         "black": names[0], "white": names[1],

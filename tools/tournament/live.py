@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import math
 import threading
-from typing import Any, Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 from .results import perfect_text, wdl_text
+
+if TYPE_CHECKING:
+    from rich.console import JustifyMethod  # rich is imported lazily at run time
 
 
 def _f(v: Optional[float], spec: str = ".1f") -> str:
@@ -36,9 +39,11 @@ def standings_table(s: Dict[str, Any], left: Sequence[int], title: Optional[str]
     if has_elo:
         order.sort(key=lambda i: -rt["elo"][i])
     t = Table(title=title, title_justify="left", expand=False, pad_edge=False)
-    for col, just in (("#", "right"), ("Player", "left"), ("Elo", "right"), ("±95%", "right"),
-                      ("LOS↓", "right"), ("Games", "right"), ("W-D-L", "right"), ("Score", "right"),
-                      ("Left", "right"), ("Time", "right"), ("Crash", "right"), ("Other", "right")):
+    columns: Tuple[Tuple[str, JustifyMethod], ...] = (
+        ("#", "right"), ("Player", "left"), ("Elo", "right"), ("±95%", "right"),
+        ("LOS↓", "right"), ("Games", "right"), ("W-D-L", "right"), ("Score", "right"),
+        ("Left", "right"), ("Time", "right"), ("Crash", "right"), ("Other", "right"))
+    for col, just in columns:
         t.add_column(col, justify=just, no_wrap=True)
     perfect = rt.get("perfect") or [None] * n
     for rank, i in enumerate(order, 1):

@@ -224,6 +224,14 @@ def parse_players(tokens: Sequence[str]) -> List[PlayerSpec]:
 
 
 # ------------------------------------------------------------------------------------------ adapters
+def _move_timeout_ms(cfg: GameConfig) -> float:
+    """``cfg.move_timeout_ms`` (ms); a tournament game always has one (:func:`~tools.tournament.worker.game_config`),
+    so None (no limit) is refused with a clear error."""
+    if cfg.move_timeout_ms is None:
+        raise ValueError("a tournament game needs a move timeout (GameConfig.move_timeout_ms is None)")
+    return cfg.move_timeout_ms
+
+
 class InProcessPlayer(EnginePlayer):
     """A :class:`gomoku_ai.players.EnginePlayer` (the engine's Player, or a :class:`RandomMover`) whose moves run
     in a helper thread that the referee waits for with a deadline (budget + tolerance), so a stuck search loses
@@ -246,7 +254,7 @@ class InProcessPlayer(EnginePlayer):
         player = self._player
         if player is None:
             raise EngineCrashed("no game started", self.name)
-        wait_ms = max(0.0, (cfg.move_timeout_ms if budget_ms is None else budget_ms) + cfg.tolerance_ms)
+        wait_ms = max(0.0, (_move_timeout_ms(cfg) if budget_ms is None else budget_ms) + cfg.tolerance_ms)
         t0 = time.monotonic()
         if isinstance(player, RandomMover):
             m = player.choose(board)
@@ -314,7 +322,7 @@ class ExternalPlayer(GamePlayer):
     def new_game(self, cfg: GameConfig, tc: TimeControl, seed: int) -> None:
         c = self.client
         c.tolerance_ms = cfg.tolerance_ms
-        c.move_timeout_ms = cfg.move_timeout_ms
+        c.move_timeout_ms = _move_timeout_ms(cfg)
         if self.spec.restart == "game" and c.state not in (EngineState.STOPPED, EngineState.DEAD):
             c.quit()
         c.ensure_started()

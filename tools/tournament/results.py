@@ -165,7 +165,7 @@ def summarize(records: Sequence[Dict[str, Any]], names: Sequence[str], fmt: str,
               anchor: Optional[int] = None, anchor_elo: float = 0.0, confidence: float = 0.95) -> Dict[str, Any]:
     """The standings as a JSON-able dict (see the module docstring)."""
     n = len(names)
-    players = []
+    players: List[Dict[str, Any]] = []
     for i in range(n):
         players.append({"name": names[i], "games": 0, "points": 0.0, **_wdl(), "black": _wdl(), "white": _wdl(),
                         "failures": {k: 0 for k in FAILURES}})

@@ -103,16 +103,16 @@ def load_book(path: str, width: int, height: int, rule: Rule) -> Tuple[List[List
     errors: List[RecordFormatError] = []
     book = read_openings(path, width, height, on_error="skip", errors=errors)
     warnings = [f"opening skipped: {e}" for e in errors]
-    good = []
+    good: List[List[Move]] = []
     for i, op in enumerate(book):
         why = check_opening(op, width, height, rule)
         if why is None:
-            good.append([tuple(m) for m in op])
+            good.append([(x, y) for x, y in op])
         else:
             warnings.append(f"opening {i + 1} of {path} skipped: {why}")
     if not good:
         raise ValueError(f"{path}: no usable opening for a {width}x{height} board")
-    return good, warnings  # type: ignore[return-value]
+    return good, warnings
 
 
 def parse_openings_arg(text: Optional[str]) -> Tuple[str, Optional[str], int]:
@@ -147,9 +147,10 @@ def build_schedule(n_players: int, fmt: str, games_per_pairing: int, width: int,
     for k in range(pairs_per):
         if openings_kind == "file":
             assert book is not None
-            oi: Optional[int] = idx[k % len(book)]
+            bi = idx[k % len(book)]
+            oi: Optional[int] = bi
             t = (k // len(book)) % 8 if transform else 0
-            opening = transform_opening(book[oi], width, height, t)
+            opening = transform_opening(book[bi], width, height, t)
         elif openings_kind == "random":
             oi, t = k, 0
             opening = random_opening(k, random_stones, width, height, rule, seed)

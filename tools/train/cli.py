@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, ContextManager, Dict, Optional, Tuple
 
 from .live import LiveDisplay
 
@@ -318,7 +318,7 @@ def _add_plot(tsub: Any) -> None:
                     help="resolution of the PNG in dots per inch (default: %(default)s)")
 
 
-def _size(text: str):
+def _size(text: str) -> Tuple[int, int]:
     """``15`` or ``20x15`` -> (width, height)."""
     w, _, h = str(text).lower().partition("x")
     return int(w), int(h or w)
@@ -337,7 +337,7 @@ def _print_json(rec: Any) -> None:
     print(json.dumps(rec), flush=True)
 
 
-def _emitter(use_json: bool, **display: Any):
+def _emitter(use_json: bool, **display: Any) -> Tuple[Callable[[Dict[str, Any]], None], ContextManager[Any]]:
     """(callback, context manager): JSON lines, or a :class:`LiveDisplay` on a terminal."""
     import contextlib
     if use_json or not sys.stdout.isatty():

@@ -123,8 +123,9 @@ def _add_curve_point(curves: Dict[str, Dict[str, List[float]]], rec: Dict[str, A
     c["iteration"].append(it)
     c["score"].append(sc)
     c["elo"].append(elo)
-    c["lo"].append(_num(ci[0]) if _num(ci[0]) is not None else elo)
-    c["hi"].append(_num(ci[1]) if _num(ci[1]) is not None else elo)
+    lo, hi = _num(ci[0]), _num(ci[1])
+    c["lo"].append(elo if lo is None else lo)
+    c["hi"].append(elo if hi is None else hi)
     c["games"].append(_num(rec.get("games")) or 0.0)
 
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import Any, Callable, List, Optional, TextIO, Tuple
+from typing import TYPE_CHECKING, Any, Callable, List, Optional, TextIO, Tuple
 
-from rich.console import Console
+from rich.console import Console, RenderableType
 
 from gomoku_ai.board import BoardSizeError
 from gomoku_ai.player import Limit, NoMoveError, Player, SearchInfo
@@ -31,6 +31,12 @@ from .handlers import GameCommands
 from .render import Theme, Thinking, View, frame
 from .review import ReviewCommands
 from .session import COLOR_NAME, Analysis, GameSession, MoveError, default_save_name, parse_size
+
+if TYPE_CHECKING:  # prompt-toolkit is imported lazily at run time
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.input import Input
+    from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+    from prompt_toolkit.output import Output
 
 
 # ============================================================================ line readers
@@ -72,11 +78,11 @@ class PromptReader:
 
     interactive = True
 
-    def __init__(self, ui: "TerminalUI", input=None, output=None) -> None:
+    def __init__(self, ui: "TerminalUI", input: Optional[Input] = None, output: Optional[Output] = None) -> None:
         from prompt_toolkit import PromptSession
         from prompt_toolkit.history import InMemoryHistory
         self.ui = ui
-        self.session = PromptSession(history=InMemoryHistory(), completer=C.make_completer(),
+        self.session: PromptSession[str] = PromptSession(history=InMemoryHistory(), completer=C.make_completer(),
                                      complete_while_typing=False, key_bindings=self._bindings(),
                                      input=input, output=output)
         self._size: Any = None              # the terminal's size (rows, columns) as the prompt started
@@ -92,7 +98,7 @@ class PromptReader:
             self._typed = app.current_buffer.text
             app.exit(result="")
 
-    def _bindings(self):
+    def _bindings(self) -> KeyBindings:
         from prompt_toolkit.application import run_in_terminal
         from prompt_toolkit.filters import Condition
         from prompt_toolkit.key_binding import KeyBindings
@@ -106,8 +112,8 @@ class PromptReader:
             return text == "" or (ui.view.cursor is not None and
                                   text == ui.session.board.move_name(ui.view.cursor))
 
-        def mover(dx: int, dy: int):
-            def handler(event) -> None:
+        def mover(dx: int, dy: int) -> Callable[[KeyPressEvent], None]:
+            def handler(event: KeyPressEvent) -> None:
                 name = ui.move_cursor(dx, dy)
                 buf = event.current_buffer
                 buf.text = name
@@ -187,7 +193,7 @@ class TerminalUI(GameCommands, ReviewCommands):
         self.view.messages.append((kind, text))
         del self.view.messages[:-6]
 
-    def frame(self, width: Optional[int] = None, height: Optional[int] = None):
+    def frame(self, width: Optional[int] = None, height: Optional[int] = None) -> RenderableType:
         """The screen as a rich renderable, for ``width`` x ``height`` characters (default: the
         console's size; no height limit when the console is not a terminal)."""
         w = self.console.width if width is None else width
@@ -443,7 +449,7 @@ class TerminalUI(GameCommands, ReviewCommands):
     def _frame_height(self) -> int:
         return len(self.console.render_lines(self.frame(), self.console.options, pad=False))
 
-    def _live_renderable(self, whole: bool):
+    def _live_renderable(self, whole: bool) -> RenderableType:
         if whole:
             return self.frame()
         from rich.console import Group

@@ -3,9 +3,12 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from .session import looks_like_move
+
+if TYPE_CHECKING:
+    from prompt_toolkit.completion import Completer  # imported lazily at run time
 
 
 @dataclass(frozen=True)
@@ -109,7 +112,7 @@ def command_words() -> List[str]:
     return sorted(_BY_NAME)
 
 
-def make_completer():
+def make_completer() -> Completer:
     """Tab completion: command names, colours after 'play', files after 'save'/'load'."""
     from prompt_toolkit.completion import (NestedCompleter, PathCompleter, WordCompleter)
     files = PathCompleter(expanduser=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+from types import FrameType
 from typing import Callable, Hashable, List, Optional, Tuple
 
 import numpy as np
@@ -103,7 +104,7 @@ class EngineSeat:
 
         job = ThinkJob(on_info, name="engine")
 
-        def interrupt(signum, frame_) -> None:
+        def interrupt(signum: int, frame_: Optional[FrameType]) -> None:
             job.stop.set()
             tk.stopping = True
             self.interrupted = True

@@ -33,7 +33,6 @@ class GameCommands:
     view: View
     theme: Theme
     console: Console
-    player: Player
     limit: Limit
     paused: bool
     quit: bool
@@ -43,6 +42,8 @@ class GameCommands:
     _prefill: str
 
     if TYPE_CHECKING:  # provided by TerminalUI and ReviewCommands
+        @property
+        def player(self) -> Player: ...
         def say(self, text: str, kind: str = "info") -> None: ...
         def think(self, purpose: str) -> Optional[SearchInfo]: ...
         def analyse(self) -> None: ...

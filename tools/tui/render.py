@@ -19,6 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gomoku_ai import movegen
+from gomoku_ai.board import Board
 from gomoku_ai.rules import BLACK, EMPTY, WALL, WHITE, Termination, opponent
 
 from ..textwrap_items import pack
@@ -253,7 +254,7 @@ def _bar(view: View, black_wr: float, width: int) -> Text:
     return t
 
 
-def _names(board, moves: Sequence[int]) -> str:
+def _names(board: Board, moves: Sequence[int]) -> str:
     return " ".join(board.move_name(m) for m in moves)
 
 

@@ -13,7 +13,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
@@ -128,7 +128,7 @@ class GameSession:
     """One game: the board, redo stack, the human colours and how it ended."""
 
     def __init__(self, width: int = 15, height: Optional[int] = None,
-                 rule: Rule = Rule.FREESTYLE, humans: Sequence[int] = (BLACK,),
+                 rule: Rule = Rule.FREESTYLE, humans: Iterable[int] = (BLACK,),
                  max_moves: Optional[int] = None) -> None:
         self.board = Board(width, height, rule)
         self.humans: Set[int] = set(humans)
