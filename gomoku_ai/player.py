@@ -54,6 +54,7 @@ class Source(checks.StrKind):
     VCT = "vct"           # our proven VCT
     STATIC = "static"     # no time to search: the evaluator's best prior
     MCTS = "mcts"         # the tree search
+    POLICY = "policy"     # the HTTP service's answer below its time floor: the network's best prior
     SLEEPY = "sleepy"     # the diagnostic players of :mod:`gomoku_ai.testplayers`
     STUCK = "stuck"
 

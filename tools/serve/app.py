@@ -119,7 +119,7 @@ MIN_SEARCH_MS = 10.0
 #: The attacker nodes of the VCF check of an instant answer (a few ms at most; deterministic)
 INSTANT_VCF_NODES = 500
 #: ``source`` of an answer chosen by the network's prior alone (no search)
-SOURCE_POLICY = "policy"
+SOURCE_POLICY = Source.POLICY
 
 
 @dataclass
@@ -293,7 +293,7 @@ def _instant(player: Player, board: Board) -> SearchInfo:
                               depth=len(line))
         else:
             # "policy" is this service's own kind, not a gomoku_ai Source member (a str either way in JSON)
-            info.source = SOURCE_POLICY  # type: ignore[assignment]
+            info.source = SOURCE_POLICY
     info.elapsed_ms = (time.perf_counter() - t0) * 1000.0
     return info
 
