@@ -30,7 +30,7 @@ from .engine import EngineSeat
 from .handlers import GameCommands
 from .render import Theme, Thinking, View, frame
 from .review import ReviewCommands
-from .session import COLOR_NAME, Analysis, GameSession, MoveError, default_save_name, parse_size
+from .session import COLOR_NAME, Analysis, GameSession, MoveError, build_limit, default_save_name, parse_size
 
 if TYPE_CHECKING:  # prompt-toolkit is imported lazily at run time
     from prompt_toolkit import PromptSession
@@ -520,12 +520,6 @@ class TerminalUI(GameCommands, ReviewCommands):
 
 
 # ============================================================================ entry point
-def build_limit(time_s: Optional[float], visits: Optional[int]) -> Limit:
-    if visits:
-        return Limit(visits=int(visits))
-    return Limit(soft_ms=float(time_s if time_s is not None else 2.0) * 1000.0)
-
-
 def run(args: Any, inp: Optional[TextIO] = None, out: Optional[TextIO] = None,
         player_factory: Optional[Callable[..., Player]] = None) -> int:
     """``gomoku play``: build the session from the options and run the UI until quit. Without

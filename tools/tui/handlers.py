@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import io
 import os
-from typing import TYPE_CHECKING, List, Optional
+from typing import TYPE_CHECKING, Callable, List, Optional
 
 from rich.console import Console
 
@@ -20,8 +20,8 @@ from gomoku_ai.rules import BLACK, WHITE, Rule, opponent
 
 from . import commands as C
 from .render import Theme, View, frame, result_text
-from .session import (COLOR_NAME, Analysis, GameSession, default_save_name, parse_seconds, parse_size,
-                      parse_visits)
+from .session import (COLOR_NAME, DEFAULT_MOVE_SECONDS, Analysis, GameSession, build_limit, default_save_name,
+                      parse_seconds, parse_size, parse_visits)
 
 __all__ = ["GameCommands"]
 
@@ -201,31 +201,31 @@ class GameCommands:
         self.say(f"{COLOR_NAME[c]} resigns.")
         self.offered_save = False
 
-    def cmd_time(self, args: List[str]) -> None:
+    def _set_limit(self, args: List[str], usage: str, example: str, parse: Callable[[str], float],
+                   time_s: bool) -> None:
+        """``time SECONDS`` / ``visits N``: one number (checked by ``parse``) becomes the engine's limit."""
         if len(args) != 1:
-            self.say("time SECONDS: e.g. 'time 5'.", "error")
+            self.say(f"{usage}: {example}.", "error")
             return
         try:
-            sec = parse_seconds(args[0])
+            value = parse(args[0])
         except ValueError as e:
-            self.say(f"time SECONDS: {e}.", "error")
+            self.say(f"{usage}: {e}.", "error")
             return
-        self.limit = Limit(soft_ms=sec * 1000.0)
+        self.limit = build_limit(value, None) if time_s else build_limit(None, int(value))
         self.view.engine = self._engine_text()
-        self.say(f"Engine: {sec:g} s per move.", "ok")
+        if time_s or not value:
+            secs = value if time_s else DEFAULT_MOVE_SECONDS
+            self.say(f"Engine: {secs:g} s per move.", "ok")
+        else:
+            self.say(f"Engine: {int(value)} visits per move.", "ok")
+
+    def cmd_time(self, args: List[str]) -> None:
+        self._set_limit(args, "time SECONDS", "e.g. 'time 5'", parse_seconds, time_s=True)
 
     def cmd_visits(self, args: List[str]) -> None:
-        if len(args) != 1:
-            self.say("visits N: e.g. 'visits 800' (0 goes back to time per move).", "error")
-            return
-        try:
-            n = parse_visits(args[0])
-        except ValueError as e:
-            self.say(f"visits N: {e}.", "error")
-            return
-        self.limit = Limit(visits=n) if n else Limit(soft_ms=2000.0)
-        self.view.engine = self._engine_text()
-        self.say(f"Engine: {n} visits per move." if n else "Engine: 2 s per move.", "ok")
+        self._set_limit(args, "visits N", "e.g. 'visits 800' (0 goes back to time per move)", parse_visits,
+                        time_s=False)
 
     def cmd_save(self, args: List[str]) -> None:
         path = " ".join(args) if args else default_save_name(self.save_dir)

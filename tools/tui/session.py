@@ -19,6 +19,7 @@ import numpy as np
 
 from gomoku_ai import movegen
 from gomoku_ai.board import Board, parse_move
+from gomoku_ai.player import Limit
 from gomoku_ai.records import GameRecord, GameResult, read_record, save_record
 from gomoku_ai.rules import BLACK, EMPTY, WHITE, Outcome, Rule, Termination, opponent
 
@@ -377,3 +378,14 @@ def default_save_name(directory: str = ".") -> str:
         p = Path(directory) / f"gomoku-{stamp}-{k}.sgf"
         k += 1
     return str(p)
+
+
+DEFAULT_MOVE_SECONDS = 2.0   #: the engine's time per move when neither --time nor visits are given
+
+
+def build_limit(time_s: Optional[float], visits: Optional[int]) -> Limit:
+    """The engine's limit: ``visits`` per move when given (non-zero), else ``time_s`` seconds
+    (default :data:`DEFAULT_MOVE_SECONDS`)."""
+    if visits:
+        return Limit(visits=int(visits))
+    return Limit(soft_ms=float(time_s if time_s is not None else DEFAULT_MOVE_SECONDS) * 1000.0)
