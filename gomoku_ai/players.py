@@ -46,7 +46,7 @@ from .board import Board
 from .evaluator import Evaluator
 from .match import GameConfig, GamePlayer, Move, MoveResult, PlayerCrashed, TimeControl
 from . import checks, movegen
-from .rules import BLACK, WHITE, Rule
+from .rules import Rule
 
 if TYPE_CHECKING:   # the code imports them where it uses them
     from .player import Limit, Player
@@ -243,7 +243,7 @@ class RandomMover:
 
     def choose(self, board: Board) -> int:
         empty = board.empty_squares()
-        if any(board[m] in (BLACK, WHITE) for m in range(board.size)):
+        if board.moves:   # every stone is a move (set_position records them too): no board scan
             cands = movegen.near_empty(board, 2) or empty
         else:
             centre = board.index(board.width // 2, board.height // 2)

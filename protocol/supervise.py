@@ -296,8 +296,11 @@ def avoid_blocked(b: Board, ans: Answer, blocked: Set[int]) -> Optional[Answer]:
     for c in (ans.info.candidates if ans.info is not None else []):
         if c.move not in blocked and legal(b, c.move):
             return Answer(c.move, ans.info)
-    free = [m for m in movegen.near_empty(b, 2) + movegen.legal_moves(b) if m not in blocked and legal(b, m)]
-    return Answer(free[0], None) if free else None
+    near = (m for m in movegen.near_empty(b, 2) if m not in blocked and legal(b, m))
+    free = next(near, None)
+    if free is None:
+        free = next((m for m in movegen.legal_moves(b) if m not in blocked), None)
+    return None if free is None else Answer(free, None)
 
 
 def nbest_messages(b: Board, ans: Answer, n: int, blocked: Set[int]) -> List[str]:

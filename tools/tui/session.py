@@ -13,15 +13,17 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
 from gomoku_ai import movegen
 from gomoku_ai.board import Board, parse_move
-from gomoku_ai.player import Limit
 from gomoku_ai.records import GameRecord, GameResult, read_record, save_record
 from gomoku_ai.rules import BLACK, EMPTY, WHITE, Outcome, Rule, Termination, opponent
+
+if TYPE_CHECKING:   # the search is imported only when a limit is built (`gomoku --help` parses with this module)
+    from gomoku_ai.player import Limit
 
 COLOR_NAME = {BLACK: "Black", WHITE: "White"}
 
@@ -386,6 +388,7 @@ DEFAULT_MOVE_SECONDS = 2.0   #: the engine's time per move when neither --time n
 def build_limit(time_s: Optional[float], visits: Optional[int]) -> Limit:
     """The engine's limit: ``visits`` per move when given (non-zero), else ``time_s`` seconds
     (default :data:`DEFAULT_MOVE_SECONDS`)."""
+    from gomoku_ai.player import Limit
     if visits:
         return Limit(visits=int(visits))
     return Limit(soft_ms=float(time_s if time_s is not None else DEFAULT_MOVE_SECONDS) * 1000.0)
