@@ -25,6 +25,7 @@ from gomoku_ai.evaluator import HeuristicEvaluator
 from gomoku_ai.renju import is_forbidden
 from gomoku_ai.rules import Rule
 from tools.serve import app as serve
+from tools.serve.engine import MIN_SEARCH_MS, Engine
 from tools.serve.request import parse_limits
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -217,8 +218,8 @@ class SlowEvaluator(HeuristicEvaluator):
 def test_a_search_that_visited_nothing_answers_the_policy():
     """Above the floor, a search that ran out of time before its first visit (a slow network, a
     loaded machine) answers the policy's move too, not the first square of the root."""
-    time_ms = 3 * serve.MIN_SEARCH_MS
-    engine = serve.Engine({Rule.FREESTYLE: SlowEvaluator(2 * time_ms / 1000.0)})
+    time_ms = 3 * MIN_SEARCH_MS
+    engine = Engine({Rule.FREESTYLE: SlowEvaluator(2 * time_ms / 1000.0)})
     cfg = serve.ServeConfig(host=HOST, port=0, workers=1, queue=2, max_visits=50,
                             max_time_ms=2000)
     srv, t = serve.start_background(cfg, engine)
@@ -275,9 +276,9 @@ def test_head_on_get_routes(port):
 
 
 def test_limits_clamp_unit():
-    lim = parse_limits({"visits": 10 ** 9}, max_visits=500, max_time_ms=1000)
+    lim = parse_limits(10 ** 9, None, max_visits=500, max_time_ms=1000)
     assert (lim.visits, lim.time_ms, lim.clamped) == (500, 1000.0, ["visits"])
-    lim = parse_limits({}, max_visits=5000, max_time_ms=1000)
+    lim = parse_limits(None, None, max_visits=5000, max_time_ms=1000)
     assert lim.visits == 800 and lim.clamped == []
 
 
@@ -519,7 +520,7 @@ class GateEvaluator(HeuristicEvaluator):
 
 def test_503_when_queue_full():
     ev = GateEvaluator()
-    engine = serve.Engine({Rule.FREESTYLE: ev})
+    engine = Engine({Rule.FREESTYLE: ev})
     cfg = serve.ServeConfig(host=HOST, port=0, workers=1, queue=1, max_visits=50,
                             max_time_ms=2000)
     srv, t = serve.start_background(cfg, engine)
@@ -549,7 +550,7 @@ def test_503_when_queue_full():
 
 
 def test_503_too_many_connections():
-    engine = serve.Engine({Rule.FREESTYLE: HeuristicEvaluator()})
+    engine = Engine({Rule.FREESTYLE: HeuristicEvaluator()})
     cfg = serve.ServeConfig(host=HOST, port=0, max_connections=2, max_visits=10)
     srv, t = serve.start_background(cfg, engine)
     held = []

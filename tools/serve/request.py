@@ -1,7 +1,8 @@
 """Request validation for ``gomoku serve``: JSON body -> (board, limits), or a RequestError.
 
-Everything here is pure (no sockets, no search) so that it can be tested on its own. The rules are
-documented in :mod:`tools.serve.app`; in short:
+Everything here is pure (no sockets, no search) so that it can be tested on its own. The body's
+shape and types are checked by the models of :mod:`tools.serve.schema` (:func:`validated` maps
+their errors to this service's codes); the rest is checked here. In short:
 
 * **400**: the body is not what the API describes (wrong types, wrong shape, cell values other
   than 0/1/2, an unreadable move, an unknown key, a negative or non-numeric limit).
@@ -14,22 +15,22 @@ Limits above the server's maximum are *clamped* (the answer says which ones were
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Type, TypeVar, Union
+
+from pydantic import BaseModel, ValidationError
 
 from gomoku_ai import movegen
 from gomoku_ai.board import MAX_SIZE, MIN_SIZE, Board, IllegalMoveError
-from gomoku_ai.rules import BLACK, EMPTY, WHITE, Rule, rule_from_gomocup
+from gomoku_ai.rules import BLACK, WHITE, Rule, rule_from_gomocup
+
+from .schema import MAX_TOP, RULE_DOC, MoveItem, PositionRequest
 
 MAX_SIDE = MAX_SIZE     # 32; columns past z are named "x,y" (Board.move_name)
 DEFAULT_SIZE = 15
 DEFAULT_VISITS = 800   # when a request gives neither visits nor time_ms (then clamped to the cap)
-MAX_TOP = 25
 
-POSITION_KEYS = frozenset(("board", "moves", "size", "side_to_move", "rule", "top"))
-MOVE_KEYS = POSITION_KEYS | {"visits", "time_ms"}
-ANALYZE_KEYS = POSITION_KEYS
+M = TypeVar("M", bound=BaseModel)
 
 
 class RequestError(Exception):
@@ -53,87 +54,104 @@ def illegal(code: str, message: str) -> RequestError:
     return RequestError(422, code, message)
 
 
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
 def color_name(c: int) -> str:
     return "black" if c == BLACK else "white"
 
 
-# ------------------------------------------------------------------------------------ pieces
-RULE_FORMS = ('a rule name ("freestyle", "standard", "renju", "caro") or a Gomocup INFO rule code '
-              '(an integer >= 0 such as 4, or the same as a string, "4")')
+# ------------------------------------------------------------------------------------ shape
+#: a field's error code and what the field must be, in the order the checks are reported
+_FIELDS: Dict[str, Tuple[str, str]] = {
+    "rule": ("bad_rule", f"rule must be {RULE_DOC}"),
+    "side_to_move": ("bad_side_to_move",
+                     'side_to_move must be "black", "white", 1 (black) or 2 (white)'),
+    "size": ("bad_size", f"size must be an integer ({MIN_SIZE}..{MAX_SIDE}) or [width, height]"),
+    "board": ("bad_board", "board must be a list of 5 to 32 rows of 5 to 32 cells (board[y][x], "
+                           "top row first)"),
+    "moves": ("bad_moves", "moves must be a list of moves, Black first"),
+    "move": ("bad_move", 'a move is a string like "h8" or "7,7" or a pair [x, y] of 0-based '
+                         'integers'),
+    "visits": ("bad_limit", "visits must be an integer >= 1"),
+    "time_ms": ("bad_limit", "time_ms must be a number > 0 (milliseconds)"),
+    "top": ("bad_top", f"top must be an integer from 0 to {MAX_TOP}"),
+    "you": ("bad_color", 'you must be "black" or "white"'),
+}
+_ORDER = {name: i for i, name in enumerate(_FIELDS)}
 
 
-def _json_type(v: Any) -> str:
-    """The JSON name of a value's type, for error messages."""
+def validated(model: Type[M], body: Any) -> M:
+    """``body`` (parsed JSON) as ``model``, or a 400 naming the first problem: not an object
+    (``bad_body``), an unknown key (``unknown_key``), else the field's own code (``bad_rule``,
+    ``bad_board``, a cell: ``bad_cell``, one move of a list: ``bad_move``, ...)."""
+    if not isinstance(body, dict):
+        raise bad("bad_body", "the body must be a JSON object")
+    try:
+        return model.model_validate(body)
+    except ValidationError as e:
+        errors = e.errors(include_url=False)
+    unknown = [str(err["loc"][0]) for err in errors if err["type"] == "extra_forbidden"]
+    if unknown:
+        allowed = ", ".join(sorted(model.model_fields))
+        raise bad("unknown_key", f"unknown key(s) {', '.join(map(repr, unknown[:5]))}; allowed: "
+                                 f"{allowed}") from None
+    err = min(errors, key=lambda x: _ORDER.get(str(x["loc"][0]) if x["loc"] else "", -1))
+    loc = err["loc"]
+    name = str(loc[0]) if loc else ""
+    code, must = _FIELDS.get(name, ("bad_body", "the body does not match the schema"))
+    where = name
+    if name == "board" and len(loc) >= 3 and isinstance(loc[2], int):
+        code, where = "bad_cell", f"board[{loc[1]}][{loc[2]}]"
+        must = "cells must be 0 (empty), 1 (black) or 2 (white)"
+    elif name == "moves" and len(loc) >= 2 and isinstance(loc[1], int):
+        code, where, must = "bad_move", f"moves[{loc[1]}]", _FIELDS["move"][1]
+    raise bad(code, f"{where or 'body'} is {_described(err.get('input'))}: {err['msg']}; "
+                    f"{must}") from None
+
+
+def _described(v: Any) -> str:
+    """A JSON value's type in words, for error messages (a negative number says so)."""
     if v is None:
         return "null"
     if isinstance(v, bool):
         return "a boolean"
     if isinstance(v, (int, float)):
-        return "a number"
+        return f"{v!r}, a negative number" if v < 0 else f"the number {v!r}"
     if isinstance(v, list):
         return "a list"
     if isinstance(v, dict):
         return "an object"
-    return "a string"
+    return f"a string of {len(v)} characters" if isinstance(v, str) and len(v) > 40 else repr(v)
 
 
-def parse_rule(body: Dict[str, Any]) -> Rule:
-    """``rule``: a name or a Gomocup code, as a string or (the code) as an integer; default
-    freestyle. A boolean, a float, a negative integer or any other type is a 400 ``bad_rule``."""
-    v = body.get("rule", "freestyle")
-    if _is_int(v):
-        if v < 0:
-            raise bad("bad_rule", f"rule {v} is negative; rule must be {RULE_FORMS}")
-        return rule_from_gomocup(v)
-    if not isinstance(v, str):
-        raise bad("bad_rule", f"rule is {_json_type(v)}; it must be {RULE_FORMS}")
-    if len(v) > 32:
-        raise bad("bad_rule", f"rule is a string of {len(v)} characters; it must be {RULE_FORMS}")
+def parse_rule(value: Union[str, int, None]) -> Rule:
+    """A rule name or a Gomocup code (a string or an integer); None: freestyle. 400
+    ``bad_rule`` for anything else."""
+    if value is None:
+        return Rule.FREESTYLE
+    if isinstance(value, int):
+        return rule_from_gomocup(value)
     try:
-        return Rule.parse(v)
+        return Rule.parse(value)
     except ValueError as e:
         raise bad("bad_rule", str(e)) from None
 
 
-def parse_side(body: Dict[str, Any]) -> Optional[int]:
-    if "side_to_move" not in body or body["side_to_move"] is None:
+def parse_side(value: Union[str, int, None]) -> Optional[int]:
+    if value is None:
         return None
-    v = body["side_to_move"]
-    if isinstance(v, str) and v.strip().lower() in ("black", "white"):
-        return BLACK if v.strip().lower() == "black" else WHITE
-    if _is_int(v) and v in (BLACK, WHITE):
-        return v
-    raise bad("bad_side_to_move", 'side_to_move must be "black", "white", 1 (black) or 2 (white)')
+    if isinstance(value, str) and value.strip().lower() in ("black", "white"):
+        return BLACK if value.strip().lower() == "black" else WHITE
+    if isinstance(value, int) and value in (BLACK, WHITE):
+        return value
+    raise bad("bad_side_to_move", _FIELDS["side_to_move"][1])
 
 
-def _check_side(name: str, v: Any) -> int:
-    if not _is_int(v) or not MIN_SIZE <= v <= MAX_SIDE:
-        raise bad("bad_size", f"{name} must be an integer from {MIN_SIZE} to {MAX_SIDE}")
-    return v
-
-
-def parse_size(body: Dict[str, Any]) -> Optional[Tuple[int, int]]:
+def parse_size(value: Union[int, Tuple[int, int], None]) -> Optional[Tuple[int, int]]:
     """(width, height) from ``size`` (an integer for a square board, or [width, height])."""
-    if "size" not in body or body["size"] is None:
+    if value is None:
         return None
-    v = body["size"]
-    if _is_int(v):
-        s = _check_side("size", v)
-        return s, s
-    if isinstance(v, list) and len(v) == 2:
-        return _check_side("size[0] (width)", v[0]), _check_side("size[1] (height)", v[1])
-    raise bad("bad_size", f"size must be an integer ({MIN_SIZE}..{MAX_SIDE}) or [width, height]")
-
-
-def parse_top(body: Dict[str, Any], default: int = 5) -> int:
-    v = body.get("top", default)
-    if not _is_int(v) or not 0 <= v <= MAX_TOP:
-        raise bad("bad_top", f"top must be an integer from 0 to {MAX_TOP}")
-    return v
+    if isinstance(value, int):
+        return value, value
+    return value[0], value[1]
 
 
 @dataclass
@@ -149,8 +167,9 @@ class Limits:
         return {"visits": self.visits, "time_ms": round(self.time_ms, 1), "clamped": self.clamped}
 
 
-def parse_limits(body: Dict[str, Any], max_visits: int, max_time_ms: float) -> Limits:
-    """``visits`` (integer >= 1) and ``time_ms`` (number > 0), both optional.
+def parse_limits(visits: Optional[int], time_ms: Optional[float], max_visits: int,
+                 max_time_ms: float) -> Limits:
+    """The search limits from a request's (already validated) ``visits`` and ``time_ms``.
 
     Values above the server's caps are clamped. Neither given: ``min(DEFAULT_VISITS, cap)`` visits.
     The search always stops at the first limit reached, and never runs past ``max_time_ms`` or
@@ -158,31 +177,23 @@ def parse_limits(body: Dict[str, Any], max_visits: int, max_time_ms: float) -> L
     """
     clamped: List[str] = []
     asked: Dict[str, Any] = {}
-    visits: Optional[int] = None
-    time_ms: Optional[float] = None
-    if body.get("visits") is not None:
-        v = body["visits"]
-        if not _is_int(v) or v < 1:
-            raise bad("bad_limit", "visits must be an integer >= 1")
-        asked["visits"] = v
-        visits = v
-        if v > max_visits:
+    if visits is not None:
+        asked["visits"] = visits
+        if visits > max_visits:
             visits = max_visits
             clamped.append("visits")
-    if body.get("time_ms") is not None:
-        t = body["time_ms"]
-        if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t <= 0:
-            raise bad("bad_limit", "time_ms must be a number > 0 (milliseconds)")
-        asked["time_ms"] = t
-        time_ms = float(t)
+    t: Optional[float] = None
+    if time_ms is not None:
+        asked["time_ms"] = time_ms
+        t = float(time_ms)
         if t > max_time_ms:
-            time_ms = float(max_time_ms)
+            t = float(max_time_ms)
             clamped.append("time_ms")
     if visits is None:
-        visits = max_visits if time_ms is not None else min(DEFAULT_VISITS, max_visits)
-    if time_ms is None:
-        time_ms = float(max_time_ms)
-    return Limits(visits=visits, time_ms=time_ms, clamped=clamped, asked=asked)
+        visits = max_visits if t is not None else min(DEFAULT_VISITS, max_visits)
+    if t is None:
+        t = float(max_time_ms)
+    return Limits(visits=visits, time_ms=t, clamped=clamped, asked=asked)
 
 
 # ------------------------------------------------------------------------------------ position
@@ -197,47 +208,33 @@ class Position:
                 "stones": len(b.moves), "side_to_move": color_name(b.side_to_move)}
 
 
-def parse_position(body: Dict[str, Any], allowed_keys: frozenset) -> Position:
-    """The board described by ``body`` (see :mod:`tools.serve.app`), checked; raises RequestError."""
-    if not isinstance(body, dict):
-        raise bad("bad_body", "the body must be a JSON object")
-    unknown = sorted(k for k in body if k not in allowed_keys)
-    if unknown:
-        raise bad("unknown_key", f"unknown key(s) {', '.join(map(repr, unknown[:5]))}; allowed: "
-                                 f"{', '.join(sorted(allowed_keys))}")
-    has_board = body.get("board") is not None
-    has_moves = body.get("moves") is not None
+def parse_position(req: PositionRequest) -> Position:
+    """The board a validated request describes (see :mod:`tools.serve.app`), checked; raises
+    RequestError."""
+    has_board = req.board is not None
+    has_moves = req.moves is not None
     if has_board == has_moves:
         raise bad("bad_position", 'give exactly one of "board" (a 2-D list of 0/1/2) or "moves" '
                                   '(a move list such as ["h8", "i9"] or [[7, 7], [8, 8]])')
-    rule = parse_rule(body)
-    side = parse_side(body)
-    size = parse_size(body)
-    if has_board:
-        board = _board_from_grid(body["board"], rule, side, size)
+    rule = parse_rule(req.rule)
+    side = parse_side(req.side_to_move)
+    size = parse_size(req.size)
+    if req.board is not None:
+        board = _board_from_grid(req.board, rule, side, size)
         form = "board"
     else:
-        board = _board_from_moves(body["moves"], rule, side, size or (DEFAULT_SIZE, DEFAULT_SIZE))
+        board = _board_from_moves(req.moves or [], rule, side,
+                                  size or (DEFAULT_SIZE, DEFAULT_SIZE))
         form = "moves"
     if board.is_full():
         raise illegal("board_full", "the board is full: there is no move to make")
     return Position(board, form)
 
 
-def _board_from_grid(grid: Any, rule: Rule, side: Optional[int],
+def _board_from_grid(grid: List[List[int]], rule: Rule, side: Optional[int],
                      size: Optional[Tuple[int, int]]) -> Board:
-    if not isinstance(grid, list) or not grid:
-        raise bad("bad_board", "board must be a non-empty list of rows (board[y][x], top row "
-                               "first)")
-    h = len(grid)
-    if not MIN_SIZE <= h <= MAX_SIDE:
-        raise bad("bad_board", f"board has {h} rows; a side must be {MIN_SIZE} to {MAX_SIDE}")
-    if not all(isinstance(r, list) for r in grid):
-        raise bad("bad_board", "every row of board must be a list of cells")
-    w = len(grid[0])
-    if not MIN_SIZE <= w <= MAX_SIDE:
-        raise bad("bad_board", f"board rows have {w} cells; a side must be {MIN_SIZE} to "
-                               f"{MAX_SIDE}")
+    """The board of a ``board`` grid whose sides and cells the schema has checked."""
+    h, w = len(grid), len(grid[0])
     for y, row in enumerate(grid):
         if len(row) != w:
             raise bad("bad_board", f"board row {y} has {len(row)} cells, row 0 has {w}: the board "
@@ -248,9 +245,6 @@ def _board_from_grid(grid: Any, rule: Rule, side: Optional[int],
     whites: List[int] = []
     for y, row in enumerate(grid):
         for x, c in enumerate(row):
-            if not _is_int(c) or c not in (EMPTY, BLACK, WHITE):
-                raise bad("bad_cell", f"board[{y}][{x}] is {c!r}; cells must be 0 (empty), "
-                                      "1 (black) or 2 (white)")
             if c == BLACK:
                 blacks.append(y * w + x)
             elif c == WHITE:
@@ -291,36 +285,31 @@ def _check_not_won(board: Board, stones: Sequence[int]) -> None:
                                            f"{board.move_name(m)}, a forbidden move under renju")
 
 
-def _move_of(board: Board, i: int, item: Any) -> int:
+def move_of(board: Board, item: MoveItem, where: str = "move") -> int:
+    """The flat index of a validated move item (a name or an [x, y] pair) on ``board``: 400
+    ``bad_move`` when a name cannot be read, 422 ``illegal_move`` when it is off the board."""
     if isinstance(item, str):
-        if len(item) > 16:
-            raise bad("bad_move", f"moves[{i}] is not a move")
         try:
             return board.parse(item)
         except IllegalMoveError as e:
-            raise illegal("illegal_move", f"moves[{i}] {item!r}: {e}") from None
+            raise illegal("illegal_move", f"{where} {item!r}: {e}") from None
         except ValueError as e:
-            raise bad("bad_move", f"moves[{i}]: {e}") from None
-    if isinstance(item, list) and len(item) == 2 and all(_is_int(v) for v in item):
-        x, y = item
-        try:
-            return board.index(x, y)
-        except IllegalMoveError as e:
-            raise illegal("illegal_move", f"moves[{i}] {item!r}: {e}") from None
-    raise bad("bad_move", f"moves[{i}] is {item!r}; a move is a string like \"h8\" or \"7,7\" "
-                          "or a pair [x, y] of 0-based integers")
+            raise bad("bad_move", f"{where}: {e}") from None
+    x, y = item
+    try:
+        return board.index(x, y)
+    except IllegalMoveError as e:
+        raise illegal("illegal_move", f"{where} {list(item)!r}: {e}") from None
 
 
-def _board_from_moves(moves: Any, rule: Rule, side: Optional[int],
+def _board_from_moves(moves: Sequence[MoveItem], rule: Rule, side: Optional[int],
                       size: Tuple[int, int]) -> Board:
-    if not isinstance(moves, list):
-        raise bad("bad_moves", "moves must be a list of moves, Black first")
     w, h = size
     if len(moves) > w * h:
         raise bad("bad_moves", f"{len(moves)} moves do not fit a {w}x{h} board")
     board = Board(w, h, rule)
     for i, item in enumerate(moves):
-        m = _move_of(board, i, item)
+        m = move_of(board, item, f"moves[{i}]")
         if not board.is_empty(m):
             raise illegal("illegal_move", f"moves[{i}] {board.move_name(m)} is already occupied")
         if board.winner is not None:
