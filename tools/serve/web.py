@@ -258,8 +258,10 @@ def _position(request: Request, svc: Service, req: schema.PositionRequest) -> Po
 def _add_engine_routes(app: FastAPI, svc: Service) -> None:
     cfg, eng = svc.cfg, svc.engine
 
-    @app.api_route("/health", methods=["GET", "HEAD"], response_model=None,
-                   responses={200: {"model": schema.Health}})
+    @app.head("/health", response_model=None, operation_id="health_head",
+              summary="Health (headers only)")
+    @app.get("/health", response_model=None, operation_id="health",
+             responses={200: {"model": schema.Health}})
     async def health(request: Request) -> Response:
         """The engine, its models and the server's limits; never queued."""
         _log_fields(request)["model"] = eng.model_tag(Rule.FREESTYLE)
@@ -440,6 +442,18 @@ def _publish_request_models(app: FastAPI) -> None:
                 js = model.model_json_schema(ref_template="#/components/schemas/{model}")
                 comps.update(js.pop("$defs", {}))
                 comps[model.__name__] = js
+            # FastAPI documents its own 422 (path parameter validation); this service's 4xx
+            # answers are all ErrorBody
+            for name in ("HTTPValidationError", "ValidationError"):
+                comps.pop(name, None)
+            for ops in doc["paths"].values():
+                for op in ops.values():
+                    r422 = op.get("responses", {}).get("422")
+                    if r422 and "HTTPValidationError" in json.dumps(r422):
+                        op["responses"]["422"] = {
+                            "description": "well formed, but not playable",
+                            "content": {"application/json": {"schema": {
+                                "$ref": "#/components/schemas/ErrorBody"}}}}
             app.openapi_schema = doc
         return app.openapi_schema
 
