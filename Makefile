@@ -3,9 +3,10 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PLAY_STAMP := $(VENV)/.installed-play
+WEB_STAMP := $(VENV)/.installed-web
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: play test bench clean
+.PHONY: play serve test browser bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -16,17 +17,36 @@ $(PLAY_STAMP): setup.cfg pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e .
 	touch $@
 
-# The test suite also covers training and the Ray backend, so it installs the dev, train
-# (torch==2.13.0) and distributed (ray) extras.
-$(TEST_STAMP): setup.cfg pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[dev,train,distributed]'
+# The HTTP service and the browser board add FastAPI and uvicorn (the web extra).
+$(WEB_STAMP): setup.cfg pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[web]'
 	touch $@ $(PLAY_STAMP)
+
+# The test suite also covers training, the Ray backend and the web service, so it installs the
+# dev (pytest, mypy, playwright), train (torch==2.13.0), distributed (ray) and web extras.
+$(TEST_STAMP): setup.cfg pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[dev,train,distributed,web]'
+	touch $@ $(PLAY_STAMP) $(WEB_STAMP)
+
+# The browser tests drive the system's Chromium (Debian's package) with Playwright; Playwright's
+# own browser download is never used. Installed here when missing and apt-get can run as root;
+# otherwise the browser tests are skipped, and say why.
+browser:
+	@if command -v chromium >/dev/null 2>&1 || [ -x "$$CHROMIUM" ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "installing Debian's chromium for the browser tests"; \
+		( apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null ) \
+			|| echo "could not install chromium: the browser tests will be skipped"; \
+	else echo "no chromium, and apt-get cannot run as root here: the browser tests will be skipped"; fi
 
 play: $(PLAY_STAMP)
 	$(BIN)/gomoku play $(ARGS)
 
+serve: $(WEB_STAMP)
+	$(BIN)/gomoku serve $(ARGS)
+
 # mypy first (its settings, and the packages it checks, are the [mypy] section of setup.cfg), then the tests.
-test: $(TEST_STAMP)
+test: $(TEST_STAMP) browser
 	$(BIN)/python -m mypy
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
