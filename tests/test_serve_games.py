@@ -22,6 +22,7 @@ from tools.serve import app as serve
 from tools.serve import schema
 from tools.serve.engine import Engine
 from tools.serve.games import Game, GameStore
+from tools.serve.request import parse_limits
 
 HOST = "127.0.0.1"
 #: squares far from the centre, in order: a "human" who never attacks, so the engine wins soon
@@ -277,6 +278,32 @@ def test_each_game_has_its_own_bounded_tree():
     b = store.create(15, 15, Rule.FREESTYLE, BLACK, lambda b: eng.new_player(b, reuse_tree=True))
     assert a.player is not b.player and a.board is not b.board
     assert a.player.reuse_tree and a.player.config.max_nodes == 2000
+
+
+def test_only_the_games_answered_last_keep_their_trees():
+    eng = Engine({Rule.FREESTYLE: HeuristicEvaluator()}, max_visits=50)
+    store = GameStore(max_trees=2)
+    games = [store.create(15, 15, Rule.FREESTYLE, BLACK,
+                          lambda b: eng.new_player(b, reuse_tree=True)) for _ in range(3)]
+    lim = parse_limits(30, None, 50, 3000)
+    for g in games:
+        g.play(g.board.parse("h8"))
+        out = eng.move(g.board.copy(), lim, 5, g.player)
+        g.board.push(g.board.index(out["x"], out["y"]))
+        assert g.player.mcts.tree.root is not None
+        store.searched(g)
+    assert store.trees() == 2
+    assert games[0].player.mcts.tree.root is None          # the oldest forgot its tree
+    assert all(g.player.mcts.tree.root is not None for g in games[1:])
+    store.claim(games[1].id)                # searching: its tree is kept, the next oldest's is freed
+    store.searched(games[0])
+    assert games[1].player.mcts.tree.root is not None and store.trees() == 2
+    assert games[2].player.mcts.tree.root is None
+    store.release(games[1])
+    store.searched(games[2])
+    assert games[1].player.mcts.tree.root is None and store.trees() == 2
+    store.delete(games[0].id)
+    assert store.trees() == 1
 
 
 def test_game_unit_rules():

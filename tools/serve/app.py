@@ -2,8 +2,8 @@
 extra: ``pip install -e '.[web]'``).
 
     gomoku serve [--host 127.0.0.1] [--port 8080] [--workers 2] [--queue 16]
-                 [--max-visits 5000] [--max-time-ms 10000] [--max-games 64] [--game-idle 1800]
-                 [--model PATH] [--log-file FILE]
+                 [--max-visits 5000] [--max-time-ms 10000] [--max-games 256] [--game-idle 1800]
+                 [--max-trees 8] [--model PATH] [--log-file FILE]
 
 ``GET /`` is a board to play in a browser (:mod:`tools.serve.static`), ``GET /docs`` lists the
 routes, ``GET /openapi.json`` is their OpenAPI description, with the bodies of
@@ -76,7 +76,8 @@ game's state; ``GET``/``DELETE /games/{id}``; ``POST /games/{id}/move`` ``{"move
 ``not_your_turn``, ``game_over``; 409 ``game_busy`` while it thinks); ``POST /games/{id}/undo``;
 ``POST /games/{id}/analyze``; ``GET /games/{id}/sgf`` and ``/psq`` (downloads). At most
 ``--max-games`` games are open; one without a request for ``--game-idle`` seconds is dropped (404
-``no_such_game``); a new game beyond the limit is a 503.
+``no_such_game``); a new game beyond the limit is a 503. Only the ``--max-trees`` games answered
+last keep their search tree between moves (memory: about 16 MB a tree at 5,000 visits).
 
 Every request gets its own :class:`~gomoku_ai.player.Player` (its own tree, seed 0: the same request
 gets the same answer); the evaluator and its network are loaded once and shared read-only. Searches
@@ -101,7 +102,7 @@ from typing import TYPE_CHECKING, Any, List, Optional
 from gomoku_ai import ENGINE_NAME, __version__
 from gomoku_ai.rules import Rule
 
-from .config import MAX_HEAD_BYTES, DEFAULT_IDLE_S, DEFAULT_MAX_GAMES, ServeConfig
+from .config import DEFAULT_IDLE_S, DEFAULT_MAX_GAMES, DEFAULT_MAX_TREES, MAX_HEAD_BYTES, ServeConfig
 
 if TYPE_CHECKING:
     import uvicorn
@@ -184,7 +185,8 @@ class WebServer:
         self.cfg = cfg
         self.engine: Engine = engine
         self.pool: WorkerPool = WorkerPool(cfg.workers, cfg.queue, cfg.queue_timeout_s)
-        self.games: GameStore = GameStore(cfg.max_games, cfg.game_idle_s)
+        self.games: GameStore = GameStore(cfg.max_games, cfg.game_idle_s,
+                                          max_trees=cfg.max_trees)
         self.app = create_app(Service(cfg, engine, self.pool, self.games))
         self.socket = socket.create_server((cfg.host, cfg.port), backlog=128,
                                            family=socket.AF_INET6 if ":" in cfg.host
@@ -292,6 +294,10 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--game-idle", type=_positive_float, default=DEFAULT_IDLE_S,
                    help="seconds without a request after which a browser game is dropped "
                         "(default: %(default)s)")
+    p.add_argument("--max-trees", type=_positive_int, default=DEFAULT_MAX_TREES,
+                   help="browser games that keep their search tree between moves (the ones "
+                        "answered last); a tree is up to --max-visits nodes, about 16 MB at "
+                        "5,000 (default: %(default)s)")
     p.add_argument("--model", default=None,
                    help="model (.json/basename) or 'heuristic' (default: the shipped models)")
     p.add_argument("--log-file", default=None, help="append the request log here (default stderr)")
@@ -317,7 +323,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     cfg = ServeConfig(host=args.host, port=args.port, workers=args.workers, queue=args.queue,
                       max_visits=args.max_visits, max_time_ms=args.max_time_ms,
-                      max_games=args.max_games, game_idle_s=args.game_idle)
+                      max_games=args.max_games, game_idle_s=args.game_idle,
+                      max_trees=args.max_trees)
     try:
         srv = make_server(cfg, model=args.model)
     except OSError as e:

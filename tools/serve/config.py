@@ -7,7 +7,8 @@ from dataclasses import dataclass
 MAX_BODY_BYTES = 64 * 1024
 #: the most bytes of a request line and headers; more is answered 431
 MAX_HEAD_BYTES = 64 * 1024
-DEFAULT_MAX_GAMES = 64
+DEFAULT_MAX_GAMES = 256
+DEFAULT_MAX_TREES = 8
 DEFAULT_IDLE_S = 1800.0
 
 
@@ -25,6 +26,7 @@ class ServeConfig:
     max_connections: int = 0           # open connections; 0: 4 * (workers + queue) + 16
     max_games: int = DEFAULT_MAX_GAMES  # browser games open at once
     game_idle_s: float = DEFAULT_IDLE_S  # a browser game without a request this long is dropped
+    max_trees: int = DEFAULT_MAX_TREES  # browser games that keep their search tree between moves
 
     def connection_limit(self) -> int:
         return self.max_connections or 4 * (self.workers + self.queue) + 16

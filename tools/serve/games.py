@@ -5,9 +5,12 @@ A :class:`Game` holds its board, its own :class:`~gomoku_ai.player.Player` (the 
 between moves: the engine reuses its search of the last reply) and the engine's last answer. The
 :class:`GameStore` holds at most ``max_games`` of them; a game without a request for ``idle_s``
 seconds is dropped (checked on every request, so no timer thread); when ``max_games`` games are
-open and none is idle, a new game is refused (503), and no open game is ever taken away. Memory is bounded as well:
-every Player's tree is capped at the server's ``max_visits`` + 64 nodes (at least 2,000), so the
-store holds at most ``max_games`` such trees.
+open and none is idle, a new game is refused (503), and no open game is ever taken away.
+
+Memory is bounded as well: a Player's tree is capped at the server's ``max_visits`` + 64 nodes (at
+least 2,000; about 16 MB at 5,000 visits on 15x15), and only the ``max_trees`` games that the
+engine answered last keep theirs between moves; the others' trees are freed, and their next search
+starts afresh. So the store holds at most ``max_trees`` trees however many games are open.
 
 Nothing here knows HTTP: errors are :class:`~tools.serve.request.RequestError` s.
 """
@@ -16,6 +19,7 @@ from __future__ import annotations
 import secrets
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional
 
@@ -25,7 +29,7 @@ from gomoku_ai.player import Player
 from gomoku_ai.records import GameRecord, GameResult, write_psq, write_sgf
 from gomoku_ai.rules import BLACK, WHITE, Rule, Termination
 
-from .config import DEFAULT_IDLE_S, DEFAULT_MAX_GAMES
+from .config import DEFAULT_IDLE_S, DEFAULT_MAX_GAMES, DEFAULT_MAX_TREES
 from .request import RequestError, color_name, illegal
 
 
@@ -142,13 +146,17 @@ class GameStore:
     """At most ``max_games`` games; idle ones (no request for ``idle_s`` s) are dropped."""
 
     def __init__(self, max_games: int = DEFAULT_MAX_GAMES, idle_s: float = DEFAULT_IDLE_S,
-                 clock: Callable[[], float] = time.monotonic) -> None:
-        if max_games < 1 or not idle_s > 0:
-            raise ValueError(f"max_games must be >= 1 and idle_s > 0, got {max_games}, {idle_s}")
+                 clock: Callable[[], float] = time.monotonic,
+                 max_trees: int = DEFAULT_MAX_TREES) -> None:
+        if max_games < 1 or max_trees < 1 or not idle_s > 0:
+            raise ValueError(f"max_games and max_trees must be >= 1 and idle_s > 0, got "
+                             f"{max_games}, {max_trees}, {idle_s}")
         self.max_games = max_games
+        self.max_trees = max_trees
         self.idle_s = idle_s
         self._clock = clock
         self._games: Dict[str, Game] = {}
+        self._trees: "OrderedDict[str, None]" = OrderedDict()   # games keeping a tree, oldest first
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -161,6 +169,28 @@ class GameStore:
         for gid in [g.id for g in self._games.values()
                     if not g.busy and now - g.touched > self.idle_s]:
             del self._games[gid]
+            self._trees.pop(gid, None)
+
+    def searched(self, game: Game) -> None:
+        """``game``'s Player has just searched: it keeps its tree, and the games beyond the
+        ``max_trees`` answered most recently (and not searching now) forget theirs."""
+        with self._lock:
+            self._trees.pop(game.id, None)
+            self._trees[game.id] = None
+            for gid in list(self._trees):
+                if len(self._trees) <= self.max_trees:
+                    break
+                old = self._games.get(gid)
+                if old is None:
+                    del self._trees[gid]
+                elif not old.busy:
+                    old.player.new_game()
+                    del self._trees[gid]
+
+    def trees(self) -> int:
+        """How many games keep a search tree now."""
+        with self._lock:
+            return len(self._trees)
 
     def create(self, width: int, height: int, rule: Rule, you: int,
                new_player: Callable[[Board], Player]) -> Game:
@@ -211,3 +241,4 @@ class GameStore:
         with self._lock:
             if self._games.pop(game_id, None) is None:
                 raise no_such_game(game_id)
+            self._trees.pop(game_id, None)

@@ -158,6 +158,7 @@ class HealthLimits(_Strict):
     max_body_bytes: int
     max_games: int
     game_idle_s: float
+    max_trees: int
 
 
 class Health(_Strict):

@@ -272,7 +272,7 @@ def _add_engine_routes(app: FastAPI, svc: Service) -> None:
             "limits": {"max_visits": cfg.max_visits, "max_time_ms": cfg.max_time_ms,
                        "workers": cfg.workers, "queue": cfg.queue,
                        "max_body_bytes": cfg.max_body_bytes, "max_games": cfg.max_games,
-                       "game_idle_s": cfg.game_idle_s},
+                       "game_idle_s": cfg.game_idle_s, "max_trees": cfg.max_trees},
             "busy": svc.pool.in_flight, "games": len(svc.games)})
 
     @app.post("/move", response_model=None, openapi_extra=_body(schema.MoveRequest),
@@ -317,6 +317,7 @@ async def engine_reply(svc: Service, game: Game, visits: Optional[int],
     out = await searched(svc, lambda: svc.engine.move(board, limits, GAME_TOP, game.player))
     game.board.push(game.board.index(out["x"], out["y"]))
     game.engine = out
+    svc.games.searched(game)
 
 
 def _add_new_game_route(app: FastAPI, svc: Service) -> None:
