@@ -8,7 +8,10 @@
   returning; tests use it to check the brain's watchdog (a fallback move at the hard deadline, and never a
   second move later).
 
-They have the :class:`gomoku_ai.player.Thinker` interface: ``think(board, limit, stop, on_info)``,
+* :class:`GateEvaluator`: the heuristic evaluator, except that every evaluation waits until the test
+  opens its gate; tests of the HTTP service use it to hold a search while they send more requests.
+
+The players have the :class:`gomoku_ai.player.Thinker` interface: ``think(board, limit, stop, on_info)``,
 ``new_game()``, ``memory_limit_bytes``, ``thread_num``. :func:`gomoku_ai.shipped.make_player` selects them;
 this module was ``protocol/testplayers.py`` (which still re-exports them).
 """
@@ -17,9 +20,12 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import Optional
+from typing import Optional, Sequence, Tuple
+
+import numpy as np
 
 from .board import Board
+from .evaluator import HeuristicEvaluator
 from .player import InfoCallback, Limit, Player, SearchInfo, Source, Thinker
 
 
@@ -82,3 +88,20 @@ class StuckPlayer:
         time.sleep(self.seconds)
         info.source = Source.STUCK
         return info
+
+
+class GateEvaluator(HeuristicEvaluator):
+    """The heuristic evaluator, but every :meth:`evaluate` first sets :attr:`entered` and waits
+    for :attr:`gate` (at most ``wait_s`` seconds, so a failing test cannot hang)."""
+
+    def __init__(self, wait_s: float = 10.0) -> None:
+        super().__init__()
+        self.entered = threading.Event()
+        self.gate = threading.Event()
+        self.wait_s = wait_s
+
+    def evaluate(self, items: Sequence[object], shape: Tuple[int, int]
+                 ) -> Tuple[np.ndarray, np.ndarray]:
+        self.entered.set()
+        self.gate.wait(self.wait_s)
+        return super().evaluate(items, shape)

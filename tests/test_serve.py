@@ -22,6 +22,7 @@ import pytest
 from gomoku_ai import __version__
 from gomoku_ai.board import Board
 from gomoku_ai.evaluator import HeuristicEvaluator
+from gomoku_ai.testplayers import GateEvaluator
 from gomoku_ai.renju import is_forbidden
 from gomoku_ai.rules import Rule
 from tools.serve import app as serve
@@ -502,20 +503,6 @@ def test_concurrent_requests(port):
             assert js["move"] not in ("h8", "i9", "h9")
             answers.add(js["move"])
     assert len(answers) == 1   # stateless, seed 0: the same request gets the same answer
-
-
-class GateEvaluator(HeuristicEvaluator):
-    """Blocks every evaluation until ``gate`` is set (at most 10 s)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.entered = threading.Event()
-        self.gate = threading.Event()
-
-    def evaluate(self, items, shape):
-        self.entered.set()
-        self.gate.wait(10)
-        return super().evaluate(items, shape)
 
 
 def test_503_when_queue_full():

@@ -16,6 +16,7 @@ import pytest
 
 from gomoku_ai.board import Board
 from gomoku_ai.evaluator import HeuristicEvaluator
+from gomoku_ai.testplayers import GateEvaluator
 from gomoku_ai.records import read_psq, read_sgf
 from gomoku_ai.rules import BLACK, WHITE, Rule
 from tools.serve import app as serve
@@ -202,20 +203,6 @@ def test_games_are_bounded_and_the_limit_is_a_503(server, port):
     for gid in ids:
         call(port, "DELETE", f"/games/{gid}")
     assert call(port, "POST", "/games", {})[0] == 201
-
-
-class GateEvaluator(HeuristicEvaluator):
-    """Blocks every evaluation until ``gate`` is set (at most 10 s)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.entered = threading.Event()
-        self.gate = threading.Event()
-
-    def evaluate(self, items, shape):
-        self.entered.set()
-        self.gate.wait(10)
-        return super().evaluate(items, shape)
 
 
 def test_a_game_answers_one_move_at_a_time_and_a_failed_reply_takes_yours_back():
