@@ -335,6 +335,20 @@ def test_the_page_and_its_files_are_served_offline(port):
     assert (st, js["error"]) == (404, "not_found")
 
 
+def test_a_tls_handshake_gets_an_http_400_not_an_http09_body(port):
+    import socket
+    hello = bytes.fromhex("16030100a5010000a10303") + bytes(32) + b"\x00\x00\x02\x13\x01\x01\x00"
+    with socket.create_connection((HOST, port), timeout=5) as s:
+        s.sendall(hello)
+        out = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            out += chunk
+    assert out.startswith(b"HTTP/1.1 400 ") and b'"status":400' in out, out[:80]
+
+
 def test_serve_without_the_web_extra_says_how_to_install_it(monkeypatch, capsys):
     from tools.cli import build_parser
     args = build_parser().parse_args(["serve", "--port", "0"])
