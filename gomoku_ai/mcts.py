@@ -85,6 +85,7 @@ class StopReason(checks.StrKind):
     VISITS = "visits"    # the visit limit
     TIME = "time"        # the deadline
     STOP = "stop"        # the stop event
+    SETTLED = "settled"  # before the deadline: the best move could no longer change (a managed clock)
 
 
 @dataclass
@@ -99,6 +100,43 @@ class SearchStats:
     elapsed_s: float = 0.0
     eval_s: float = 0.0      # time spent inside the evaluator
     stopped_by: StopReason = StopReason.NONE
+    extended_s: float = 0.0  # time searched past the deadline because the choice was unsettled
+
+
+#: :func:`time_verdict` does not stop a search as settled before this share of its budget
+SETTLE_MIN_SHARE = 0.25
+#: the best move is unsettled while it has fewer than this many times the runner-up's visits ...
+UNSETTLED_VISIT_RATIO = 1.5
+#: ... or while the runner-up's Q is higher than the best's by more than this
+UNSETTLED_Q_GAP = 0.03
+
+
+def time_verdict(N: np.ndarray, Q: np.ndarray, sims_per_s: float, elapsed_s: float,
+                 budget_s: float, extend_s: float) -> Optional[StopReason]:
+    """What a clock-managed search does at a clock check, from the root's children's visits ``N``
+    and values ``Q`` (side to move), its speed and its times (s since the start; ``budget_s``: the
+    soft deadline, ``extend_s`` >= it: the latest it may run): ``SETTLED`` (stop now: the
+    runner-up cannot catch up with the best in the budget left at this speed), ``TIME`` (stop: the
+    budget is spent and the choice is settled, or the extension is spent too) or None (go on).
+
+    Unsettled means the most visited child has under :data:`UNSETTLED_VISIT_RATIO` times the
+    runner-up's visits, or the runner-up's Q is higher by over :data:`UNSETTLED_Q_GAP`. Pure: the
+    tests call it with made-up numbers."""
+    if len(N) < 2:
+        return StopReason.SETTLED if elapsed_s >= SETTLE_MIN_SHARE * budget_s else None
+    top2 = np.argpartition(-N, 1)[:2]
+    b, r = (int(top2[0]), int(top2[1])) if N[top2[0]] >= N[top2[1]] else \
+        (int(top2[1]), int(top2[0]))
+    lead = float(N[b] - N[r])
+    if elapsed_s < budget_s:
+        left = sims_per_s * (budget_s - elapsed_s)
+        if elapsed_s >= SETTLE_MIN_SHARE * budget_s and lead > left:
+            return StopReason.SETTLED
+        return None
+    unsettled = N[b] < UNSETTLED_VISIT_RATIO * N[r] or (N[r] > 0 and Q[r] > Q[b] + UNSETTLED_Q_GAP)
+    if unsettled and elapsed_s < extend_s:
+        return None
+    return StopReason.TIME
 
 
 @dataclass
@@ -453,11 +491,16 @@ class MCTS:
                deadline: Optional[float] = None, stop: Optional[threading.Event] = None,
                progress: Optional[Callable[["MCTS", SearchStats], None]] = None,
                progress_every_s: float = 0.25,
-               restrict: Optional[Sequence[int]] = None) -> SearchStats:
+               restrict: Optional[Sequence[int]] = None,
+               extend_to: Optional[float] = None) -> SearchStats:
         """Run simulations from ``board`` (left unchanged) until a limit is reached.
 
         ``visits``: stop when the root has this many visits (reused ones count, as in Leela);
         ``deadline``: a ``time.perf_counter()`` instant; ``stop``: an event set by another thread.
+        ``extend_to`` (an instant after ``deadline``; for a game clock, where time saved on one
+        move is spent on another): the clock is *managed* by :func:`time_verdict`: the search
+        stops before the deadline once the best move is settled, and goes on past it, up to
+        ``extend_to``, while it is not.
         ``restrict``: the root's children are limited to these moves (e.g. the defences against
         the opponent's VCF); it resets a reused tree.
         At least one simulation is always run so that the root is expanded.
@@ -483,7 +526,14 @@ class MCTS:
                 break
             if stats.simulations and stats.simulations % cfg.check_every < batch:
                 now = time.perf_counter()
-                if deadline is not None and now >= deadline:
+                if extend_to is not None and deadline is not None and root.expanded:
+                    el = now - t0
+                    verdict = time_verdict(root.N, root.Q, stats.simulations / max(el, 1e-6),
+                                           el, deadline - t0, extend_to - t0)
+                    if verdict is not None:
+                        stats.stopped_by = verdict
+                        break
+                elif deadline is not None and now >= deadline:
                     stats.stopped_by = StopReason.TIME
                     break
                 if progress is not None and now >= next_progress:
@@ -505,6 +555,8 @@ class MCTS:
                 self._run_batch(want, stats)
         self._drain(stats)
         stats.elapsed_s = time.perf_counter() - t0
+        if deadline is not None:
+            stats.extended_s = max(0.0, t0 + stats.elapsed_s - deadline)
         if progress is not None:
             progress(self, stats)
         return stats

@@ -169,6 +169,10 @@ class Player:
         self.reuse_tree = reuse_tree
         self.memory_limit_bytes: Optional[int] = None
         self._thread_num = 1
+        # clock management (stop when settled, extend when not; only with a game clock), unless
+        # PYGOMOKU_TIME_MANAGE=0 (A/B matches)
+        self.manage_time = os.environ.get("PYGOMOKU_TIME_MANAGE", "1") != "0"
+        self._time_bank_ms = 0.0   # ms saved by settled moves, for unsettled ones (this game)
         if os.environ.get("PYGOMOKU_THREE_REPLIES", "1") == "0":
             # A/B switch: search every move after an open three
             self.config = dataclasses.replace(self.config, three_replies=False)
@@ -188,8 +192,9 @@ class Player:
         self._thread_num = max(1, int(n))
 
     def new_game(self) -> None:
-        """Forget the search tree."""
+        """Forget the search tree (and the time saved for later moves)."""
         self.mcts.reset()
+        self._time_bank_ms = 0.0
 
     def _max_nodes(self) -> int:
         if self.memory_limit_bytes is None:
@@ -259,6 +264,15 @@ class Player:
         if not self.reuse_tree or restrict is not None:
             self.mcts.reset()
         deadline = None if soft is None else t0 + soft / 1000.0
+        extend_to = None
+        managed = self.manage_time and soft is not None and hard is not None and \
+            hard > soft * EXTEND_MIN_HEADROOM
+        if managed:
+            # a game clock (the hard deadline is well past the soft one): stop early when the
+            # choice is settled, and spend what that saved (the bank) on moves that are not
+            assert soft is not None and hard is not None
+            extra = min(self._time_bank_ms, (EXTEND_MAX_FACTOR - 1.0) * soft, 0.5 * (hard - soft))
+            extend_to = t0 + (soft + max(0.0, extra)) / 1000.0
         visits = limit.visits
 
         def progress(m: MCTS, st: SearchStats) -> None:
@@ -267,7 +281,12 @@ class Player:
 
         stats = self.mcts.search(board, visits=visits, deadline=deadline, stop=stop,
                                  progress=progress if on_info is not None else None,
-                                 restrict=restrict)
+                                 restrict=restrict, extend_to=extend_to)
+        if managed:
+            assert soft is not None
+            used_ms = (time.perf_counter() - t0) * 1000.0
+            self._time_bank_ms = min(max(0.0, self._time_bank_ms + soft - used_ms),
+                                     BANK_MAX_FACTOR * soft)
         info = self._info(self.mcts, stats, board, t0, final=True)
         if not board.is_empty(info.move):
             raise AssertionError("search produced an occupied square")  # never expected
@@ -335,6 +354,13 @@ class Player:
 #: check, nodes of each inner VCF, attacker nodes of all the defence checks); deterministic
 VCT_NODES_NO_CLOCK = (300, 100, 300, 600)
 
+#: a game clock is managed (see :func:`gomoku_ai.mcts.time_verdict`) when the hard deadline is over
+#: this many times the soft one. A search that settles early banks the time it saved (at most
+#: BANK_MAX_FACTOR x the current soft budget); an unsettled one may spend the bank, up to
+#: EXTEND_MAX_FACTOR x its soft budget in all. So the game never spends more than without it.
+EXTEND_MIN_HEADROOM = 1.2
+EXTEND_MAX_FACTOR = 2.0
+BANK_MAX_FACTOR = 3.0
 BASELINE_BYTES = 180 * 1024 * 1024  # VmPeak of the brain with onnxruntime and a model, before search (bench_brain)
 
 

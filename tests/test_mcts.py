@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import time
 from typing import Any, Sequence, Tuple
 
 import numpy as np
@@ -295,3 +296,50 @@ def test_player_thread_num_is_recorded_and_leaves_the_search_single_threaded() -
     assert p.thread_num == 2 and not p.config.pipeline   # measured slower with the shipped net
     p.thread_num = 0
     assert p.thread_num == 1
+
+
+# ------------------------------------------------------------------------ clock management
+def test_time_verdict_stops_early_only_when_the_runner_up_cannot_catch_up():
+    from gomoku_ai.mcts import StopReason, time_verdict
+    N = np.array([900.0, 100.0, 50.0])
+    Q = np.array([0.2, 0.1, 0.0])
+    # 800 ahead, 1,000 sims/s, 0.5 s of a 1 s budget left: 500 more cannot close the gap
+    assert time_verdict(N, Q, 1000.0, 0.5, 1.0, 2.0) is StopReason.SETTLED
+    # the same lead with 2 s left at that speed: go on
+    assert time_verdict(N, Q, 1000.0, 0.5, 2.5, 5.0) is None
+    # never before a quarter of the budget, however far ahead
+    assert time_verdict(N, Q, 1.0, 0.2, 1.0, 2.0) is None
+    assert time_verdict(np.array([5.0]), np.array([0.0]), 1.0, 0.3, 1.0, 2.0) is StopReason.SETTLED
+
+
+def test_time_verdict_extends_an_unsettled_choice_up_to_its_limit():
+    from gomoku_ai.mcts import StopReason, time_verdict
+    close = np.array([500.0, 400.0, 10.0])          # under 1.5x the runner-up's visits
+    assert time_verdict(close, np.array([0.1, 0.1, 0.0]), 1000.0, 1.0, 1.0, 2.0) is None
+    assert time_verdict(close, np.array([0.1, 0.1, 0.0]), 1000.0, 2.0, 1.0, 2.0) is StopReason.TIME
+    ahead = np.array([800.0, 200.0, 10.0])
+    assert time_verdict(ahead, np.array([0.1, 0.0, 0.0]), 1000.0, 1.0, 1.0, 2.0) is StopReason.TIME
+    # far ahead in visits, but the runner-up looks better: extend
+    assert time_verdict(ahead, np.array([0.0, 0.2, 0.0]), 1000.0, 1.0, 1.0, 2.0) is None
+    # an unvisited runner-up's Q says nothing
+    lone = np.array([800.0, 0.0])
+    assert time_verdict(lone, np.array([-0.5, 0.0]), 1000.0, 1.0, 1.0, 2.0) is StopReason.TIME
+
+
+def test_a_managed_search_extends_while_unsettled_and_stops_early_when_settled():
+    from gomoku_ai.evaluator import UniformEvaluator
+    from gomoku_ai.mcts import StopReason
+    b = Board(15)
+    b.push(b.parse("h8"))
+    m = MCTS(UniformEvaluator(), MCTSConfig(), seed=0)
+    t = time.perf_counter()
+    st = m.search(b, deadline=t + 0.15, extend_to=t + 0.3)
+    # uniform priors and values: the visits stay spread, so the choice never settles
+    assert st.stopped_by is StopReason.TIME and st.extended_s >= 0.15 - 0.01   # ran to extend_to
+    m.reset()
+    t = time.perf_counter()
+    st = m.search(b, deadline=t + 5.0, extend_to=t + 10.0, restrict=[b.parse("h9")])
+    assert st.stopped_by is StopReason.SETTLED and st.extended_s == 0   # one move: nothing to choose
+    t = time.perf_counter()
+    st = m.search(b, deadline=t + 0.1)                  # unmanaged: exactly to the deadline
+    assert st.stopped_by is StopReason.TIME
