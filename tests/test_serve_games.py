@@ -335,6 +335,21 @@ def test_the_page_and_its_files_are_served_offline(port):
     assert (st, js["error"]) == (404, "not_found")
 
 
+def test_every_get_route_answers_head_and_a_405_says_what_is_allowed(port):
+    game = new_game(port)
+    for path in ("/", "/docs", "/health", "/static/app.js", f"/games/{game['id']}",
+                 f"/games/{game['id']}/sgf"):
+        st, body, hd = call(port, "HEAD", path)
+        assert (st, body) == (200, b""), path
+        assert int(hd.get("content-length", "1")) > 0 or path.endswith("sgf"), path
+    for method, path, allow in (("POST", "/static/app.js", "GET, HEAD"), ("PUT", "/", "GET, HEAD"),
+                                ("GET", f"/games/{game['id']}/move", "POST"),
+                                ("POST", f"/games/{game['id']}", "GET, HEAD, DELETE")):
+        st, js, hd = call(port, method, path, {} if method != "GET" else None)
+        assert (st, js["error"], hd["allow"]) == (405, "method_not_allowed", allow), (method, path)
+    call(port, "DELETE", f"/games/{game['id']}")
+
+
 def test_a_tls_handshake_gets_an_http_400_not_an_http09_body(port):
     import socket
     hello = bytes.fromhex("16030100a5010000a10303") + bytes(32) + b"\x00\x00\x02\x13\x01\x01\x00"

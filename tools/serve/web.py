@@ -196,17 +196,28 @@ def create_app(svc: Service) -> ASGIApp:
     async def api_docs() -> Response:
         return HTMLResponse(docs, headers={"Cache-Control": "no-cache"})
 
+    _head_on_get_routes(app)
     return AccessLog(app, itertools.count(1))
 
 
-def _allow(app: FastAPI, scope: Scope) -> str:
-    """The methods the routes at ``scope``'s path answer, for a 405's Allow header."""
-    methods: set = set()
+def _head_on_get_routes(app: FastAPI) -> None:
+    """Every GET route answers HEAD too (the same status and headers; uvicorn sends no body).
+    The OpenAPI document is built first, so that it lists the GET operations only."""
+    app.openapi()
     for route in app.router.routes:
-        match, _ = route.matches({**scope, "method": "GET"})
-        other, _ = route.matches({**scope, "method": "POST"})
-        if Match.FULL in (match, other) or Match.PARTIAL in (match, other):
-            methods |= set(getattr(route, "methods", None) or ())
+        methods = getattr(route, "methods", None)
+        if isinstance(methods, set) and "GET" in methods:
+            methods.add("HEAD")
+
+
+def _allow(app: FastAPI, scope: Scope) -> str:
+    """The methods the routes at ``scope``'s path answer, for a 405's Allow header (the static
+    files answer GET and HEAD)."""
+    methods: set = set()
+    probe = {"type": "http", "method": "GET", "path": scope["path"], "root_path": ""}
+    for route in app.router.routes:
+        if route.matches(probe)[0] is not Match.NONE:
+            methods |= set(getattr(route, "methods", None) or ("GET", "HEAD"))
     order = ["GET", "HEAD", "POST", "DELETE"]
     return ", ".join(sorted(methods, key=lambda m: order.index(m) if m in order else 9))
 
@@ -258,8 +269,6 @@ def _position(request: Request, svc: Service, req: schema.PositionRequest) -> Po
 def _add_engine_routes(app: FastAPI, svc: Service) -> None:
     cfg, eng = svc.cfg, svc.engine
 
-    @app.head("/health", response_model=None, operation_id="health_head",
-              summary="Health (headers only)")
     @app.get("/health", response_model=None, operation_id="health",
              responses={200: {"model": schema.Health}})
     async def health(request: Request) -> Response:
