@@ -67,6 +67,8 @@ FAKE = textwrap.dedent(r'''
             sys.stderr.write("fake: thinking\n"); sys.stderr.flush()
             say("MESSAGE thinking hard"); say("DEBUG internal"); say("")
             out.buffer.write(b"MESSAGE bad \xff\xfe bytes\n"); out.flush()
+        if mode == "eval":  # like Rapfi: its evaluation on a MESSAGE line before the move
+            say(f"MESSAGE Speed 1K | Depth 3 | Eval {10 * len(stones) - 50} | Node 9")
         x, y = pick()
         stones.add((x, y))
         say(f"{x},{y}")

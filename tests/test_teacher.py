@@ -6,6 +6,7 @@ import json
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from gomoku_ai.records import GameRecord, load_games, read_openings, save_record
@@ -88,3 +89,35 @@ def test_teacher_command_refuses_records_without_openings(tmp_path: Path) -> Non
                      "--out", str(tmp_path / "t")])
     assert code == 2
     assert not (tmp_path / "t").exists()
+
+
+def test_teacher_games_keep_the_evaluation_and_pack_mixes_it_into_the_value(tmp_path: Path,
+                                                                             monkeypatch) -> None:
+    from gomoku_ai.training.dataset import load_shard
+    monkeypatch.delenv("PYTHONUNBUFFERED", raising=False)
+    src = tmp_path / "records"
+    src.mkdir()
+    for i in range(2):
+        save_record(_rec(LONG[i:] + LONG[:i]), src / f"g{i}.psq")
+    fake = tmp_path / "fake.py"
+    fake.write_text(FAKE)
+    out = tmp_path / "teach"
+    assert cli_main(["train", "teacher", "--engine", f"{sys.executable} {fake} eval", "--records",
+                     str(src), "--games", "2", "--min-plies", "4", "--max-plies", "4",
+                     "--out", str(out)]) == 0
+    games = list(load_games(out / "match" / "games"))
+    assert len(games) == 2 and all(g.source.endswith(".sgf") for g in games)
+    comments = games[0].metadata["move_comments"]
+    assert comments and all("Eval" in c for c in comments.values())
+    plain, mixed = tmp_path / "plain.npz", tmp_path / "mixed.npz"
+    base = ["train", "pack", "--records", str(out / "match" / "games"), "--openings",
+            str(out / "openings.txt")]
+    assert cli_main(base + ["--out", str(plain)]) == 0
+    assert cli_main(base + ["--eval-weight", "1", "--eval-scale", "100", "--out", str(mixed)]) == 0
+    p, m = load_shard(plain), load_shard(mixed)
+    assert set(np.unique(p.z)) <= {-1.0, 0.0, 1.0}
+    # the fake says "Eval 10 * stones - 50" before each move: z is tanh of it for the mover
+    stones = ((m.cells == 1) | (m.cells == 2)).sum(axis=(1, 2))
+    assert np.allclose(m.z, np.tanh((10.0 * stones - 50) / 100.0), atol=1e-6)
+    assert (m.zw == 1).all()
+    assert cli_main(base + ["--eval-weight", "0.5", "--out", str(tmp_path / "auto.npz")]) == 0

@@ -2,6 +2,8 @@
 are right, the loop learns, checkpoints resume and bad files are refused."""
 from __future__ import annotations
 
+import math
+
 import json
 import random
 from pathlib import Path
@@ -297,3 +299,35 @@ def test_plot_writes_a_png_from_a_synthetic_log(tmp_path: Path) -> None:
     assert res["selfplay_iterations"] == 5
     with pytest.raises(FileNotFoundError):
         plot_run(tmp_path / "empty", tmp_path / "x.png")
+
+
+
+# --------------------------------------------------------------------- teacher evaluations
+def test_parse_eval_reads_rapfi_messages() -> None:
+    from gomoku_ai.training.dataset import parse_eval
+    assert parse_eval("Speed 833K | Depth 10-16 | Eval -60 | Node 10K | Time 12ms") == -60.0
+    assert parse_eval("Eval 106\nBestline J9") == 106.0
+    assert parse_eval("Eval +M5 | Node 1") == math.inf
+    assert parse_eval("Eval -M12") == -math.inf
+    assert parse_eval("742ms") is None and parse_eval("Evaluation 5") is None
+
+
+def test_fit_eval_scale_recovers_the_scale_of_the_results() -> None:
+    from gomoku_ai.records import GameRecord
+    from gomoku_ai.rules import Rule
+    from gomoku_ai.training.dataset import fit_eval_scale
+    rng = np.random.default_rng(3)
+    five_black = [(0, 0), (0, 1), (1, 0), (1, 1), (2, 0), (2, 1), (3, 0), (3, 1), (4, 0)]
+    five_white = [(0, 0), (0, 1), (1, 0), (1, 1), (2, 0), (2, 1), (3, 0), (3, 1), (9, 9), (4, 1)]
+    recs = []
+    for _ in range(400):
+        e = float(rng.normal(0, 300))
+        black_wins = rng.random() < (1 + math.tanh(e / 250)) / 2   # truth: scale 250
+        moves = five_black if black_wins else five_white
+        recs.append(GameRecord(15, 15, Rule.FREESTYLE, moves,
+                               metadata={"move_comments": {0: f"Eval {e:.0f}", 1: f"Eval {-e:.0f}",
+                                                           2: "Eval +M3"}}))
+    scale, n = fit_eval_scale(recs)
+    assert n == 800 and 170 < scale < 370
+    with pytest.raises(ValueError):
+        fit_eval_scale([GameRecord(15, 15, Rule.FREESTYLE, five_black)])

@@ -49,6 +49,13 @@ def _add_pack(tsub: Any) -> None:
     pk.add_argument("--size", type=int, default=15,
                     help="board size of the records (a .psq whose header disagrees is skipped) and of "
                          "the openings file (default: %(default)s)")
+    pk.add_argument("--eval-weight", type=float, default=0.0,
+                    help="share of the value target taken from the teacher's evaluation in the "
+                         "move comments (SGF from gomoku train teacher; Rapfi's 'Eval N'), the "
+                         "rest from the game result; 0: the result only (default: %(default)s)")
+    pk.add_argument("--eval-scale", default="auto",
+                    help="tanh scale of the evaluation, in the teacher's units, or 'auto': fitted "
+                         "to these games' results (default: %(default)s)")
     pk.add_argument("--out", required=True, help="output .npz shard")
 
 
@@ -109,6 +116,10 @@ def _add_teacher(tsub: Any) -> None:
                     help="seed of the openings' choice and the match schedule (default: %(default)s)")
     te.add_argument("-j", "--workers", type=int, default=1,
                     help="games at a time (default: %(default)s)")
+    te.add_argument("--record-format", choices=("sgf", "psq"), default="sgf",
+                    help="game files: sgf keeps the teacher's messages (its evaluation) in the "
+                         "move comments, for pack --eval-weight; psq, the format of "
+                         "checkpoints/teacher15 and teacher15b, does not (default: %(default)s)")
     te.add_argument("--out", required=True,
                     help="folder: openings.txt, command.sh, match/ (the tournament; its games/ "
                          "are the records to pack); an existing one is resumed")
@@ -499,9 +510,24 @@ def _run_pack(args: Any) -> int:
     loader = load_games(args.records, on_error="skip", size=args.size)
     recs = list(loader)
     ops = read_openings(args.openings, width=args.size) if args.openings else None
-    pos = dataset.positions_from_records(recs, openings=ops)
+    extra: Dict[str, Any] = {}
+    scale = dataset.DEFAULT_EVAL_SCALE
+    try:
+        if args.eval_weight > 0:
+            if args.eval_scale == "auto":
+                scale, n = dataset.fit_eval_scale(recs)
+                extra["eval_fit_on"] = n
+            else:
+                scale = float(args.eval_scale)
+            extra.update(eval_weight=args.eval_weight, eval_scale=round(scale, 1),
+                         evals=sum(len(dataset.record_evals(r)) for r in recs))
+        pos = dataset.positions_from_records(recs, openings=ops, eval_weight=args.eval_weight,
+                                             eval_scale=scale)
+    except ValueError as e:
+        sys.stderr.write(f"gomoku train pack: {e}\n")
+        return 2
     dataset.save_shard(pos, args.out)
-    print(json.dumps({"games": len(recs), "positions": len(pos), "skipped_files":
+    print(json.dumps({"games": len(recs), "positions": len(pos), **extra, "skipped_files":
                       [f"{s.path}: {s.reason}" for s in loader.skipped], "out": args.out}))
     return 0
 
@@ -576,7 +602,8 @@ def _run_teacher(args: Any) -> int:
             cmd = ["gomoku", "train", "teacher", "--engine", args.engine, "--records",
                    *args.records, "--games", str(args.games), "--min-plies", str(args.min_plies),
                    "--max-plies", str(args.max_plies), "--size", str(args.size), "--rule",
-                   args.rule, "--seed", str(args.seed), "-j", str(args.workers), "--out", args.out]
+                   args.rule, "--seed", str(args.seed), "-j", str(args.workers),
+                   "--record-format", args.record_format, "--out", args.out]
             cmd += ["--nodes", str(args.nodes)] if args.nodes else []
             cmd += ["--tc", args.tc] if args.tc else []
             atomic_write_text(out / "command.sh", " ".join(shlex.quote(a) for a in cmd) + "\n")
@@ -588,7 +615,7 @@ def _run_teacher(args: Any) -> int:
     targv = ["cmd=" + args.engine, "name=teacher-a", *strength,
              "cmd=" + args.engine, "name=teacher-b", *strength,
              "--games", str(args.games), "-j", str(args.workers), "--openings", str(ops_path),
-             "--seed", str(args.seed), "--records", "psq", "--size", str(args.size),
+             "--seed", str(args.seed), "--records", args.record_format, "--size", str(args.size),
              "--rule", args.rule, "--no-live", "--report-every", "100", "--out", str(match)]
     if args.tc:
         targv += ["--tc", args.tc]
