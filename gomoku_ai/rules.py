@@ -51,7 +51,7 @@ class Rule(enum.Enum):
         for r in cls:
             if r.value == t:
                 return r
-        if t.lstrip("-").isdigit():
+        if t.isascii() and t.isdigit():   # a Gomocup code: ASCII digits, never negative
             return rule_from_gomocup(int(t))
         raise ValueError(f"unknown rule {text!r}; expected one of "
                          f"{', '.join(r.value for r in cls)} or a Gomocup INFO rule number")

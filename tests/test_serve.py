@@ -610,3 +610,9 @@ def test_cli_serve_subprocess(tmp_path):
             p.kill()
             p.wait(timeout=5)
         p.stderr.close()
+
+
+@pytest.mark.parametrize("rule", ["-1", "\u0664", "4.0", " 4x"])
+def test_a_rule_string_must_be_a_name_or_ascii_digits(port, rule):
+    st, js, _ = call(port, "POST", "/move", {"moves": ["h8"], "rule": rule, "visits": 5})
+    assert (st, js["error"]) == (400, "bad_rule"), js

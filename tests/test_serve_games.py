@@ -235,6 +235,33 @@ def test_a_game_answers_one_move_at_a_time_and_a_failed_reply_takes_yours_back()
         t.join(timeout=5)
 
 
+def test_a_reply_given_up_keeps_the_game_busy_until_its_search_ends():
+    ev = GateEvaluator()
+    cfg = serve.ServeConfig(host=HOST, port=0, workers=1, queue=0, max_visits=20,
+                            max_time_ms=200, queue_timeout_s=0.2, search_grace_s=0.3)
+    srv, t = _start(cfg, Engine({Rule.FREESTYLE: ev}))
+    try:
+        game = new_game(srv.port)
+        gid = game["id"]
+        st, js, _ = call(srv.port, "POST", f"/games/{gid}/move", {"move": "h8"})
+        assert (st, js["error"]) == (503, "busy") and ev.entered.is_set()
+        st, js, _ = call(srv.port, "GET", f"/games/{gid}")
+        assert js["moves"] == []                       # your move was taken back ...
+        st, js, _ = call(srv.port, "POST", f"/games/{gid}/move", {"move": "h8"})
+        assert (st, js["error"]) == (409, "game_busy")  # ... but its search still holds the tree
+        ev.gate.set()                                   # the search ends (it was told to stop)
+        end = time.monotonic() + 10
+        while time.monotonic() < end and srv.games.get(gid).busy:
+            time.sleep(0.02)
+        st, js, _ = call(srv.port, "POST", f"/games/{gid}/move", {"move": "h8", "visits": 5})
+        assert st == 200 and len(js["moves"]) == 2
+    finally:
+        ev.gate.set()
+        srv.shutdown()
+        srv.server_close()
+        t.join(timeout=5)
+
+
 def test_game_store_expires_idle_games_and_keeps_busy_ones():
     now = [0.0]
     store = GameStore(max_games=2, idle_s=60, clock=lambda: now[0])
@@ -337,17 +364,50 @@ def test_the_page_and_its_files_are_served_offline(port):
 
 def test_every_get_route_answers_head_and_a_405_says_what_is_allowed(port):
     game = new_game(port)
-    for path in ("/", "/docs", "/health", "/static/app.js", f"/games/{game['id']}",
-                 f"/games/{game['id']}/sgf"):
+    for path in ("/", "/docs", "/static/app.js", f"/games/{game['id']}/sgf"):
         st, body, hd = call(port, "HEAD", path)
-        assert (st, body) == (200, b""), path
-        assert int(hd.get("content-length", "1")) > 0 or path.endswith("sgf"), path
+        gst, gbody, ghd = call(port, "GET", path)
+        assert (st, body, gst) == (200, b"", 200), path
+        assert hd["content-type"] == ghd["content-type"], path
+        assert hd["content-length"] == ghd["content-length"] == str(len(gbody)), path
+    for path in ("/health", f"/games/{game['id']}"):    # JSON whose content may change
+        st, body, hd = call(port, "HEAD", path)
+        assert (st, body) == (200, b"") and hd["content-type"].startswith("application/json")
+        assert int(hd["content-length"]) > 20, path
     for method, path, allow in (("POST", "/static/app.js", "GET, HEAD"), ("PUT", "/", "GET, HEAD"),
                                 ("GET", f"/games/{game['id']}/move", "POST"),
                                 ("POST", f"/games/{game['id']}", "GET, HEAD, DELETE")):
         st, js, hd = call(port, method, path, {} if method != "GET" else None)
         assert (st, js["error"], hd["allow"]) == (405, "method_not_allowed", allow), (method, path)
     call(port, "DELETE", f"/games/{game['id']}")
+
+
+def test_a_slow_or_silent_connection_is_closed_and_frees_its_slot():
+    import socket
+    engine = Engine({Rule.FREESTYLE: HeuristicEvaluator()})
+    cfg = serve.ServeConfig(host=HOST, port=0, max_connections=2, io_timeout_s=0.5)
+    srv, t = _start(cfg, engine)
+    try:
+        slow = socket.create_connection((HOST, srv.port), timeout=5)
+        slow.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n")        # a head that never ends
+        silent = socket.create_connection((HOST, srv.port), timeout=5)  # sends nothing at all
+        t0 = time.monotonic()
+        out = b""
+        while True:
+            chunk = slow.recv(65536)
+            if not chunk:
+                break
+            out += chunk
+        assert out.startswith(b"HTTP/1.1 408 ") and b'"status":408' in out
+        assert silent.recv(65536) == b""                               # closed, no answer
+        assert time.monotonic() - t0 < 4
+        slow.close()
+        silent.close()
+        assert call(srv.port, "GET", "/health")[0] == 200               # the slots are free
+    finally:
+        srv.shutdown()
+        srv.server_close()
+        t.join(timeout=5)
 
 
 def test_a_tls_handshake_gets_an_http_400_not_an_http09_body(port):

@@ -136,13 +136,41 @@ def _raw_json(status: int, phrase: str, payload: dict, extra: str = "") -> bytes
 def protocol_class(cfg: ServeConfig) -> type:
     """uvicorn's h11 protocol with this service's connection rules: at most
     ``cfg.connection_limit()`` open connections (more: a JSON 503 with Retry-After, then closed),
-    a connection that sends nothing is closed after ``io_timeout_s``, and an unreadable request
+    a connection that sends nothing is closed after ``io_timeout_s``, a request head still
+    incomplete ``io_timeout_s`` after its first bytes gets a JSON 408, and an unreadable request
     gets a JSON 400 (a request head over :data:`MAX_HEAD_BYTES`: 431) instead of plain text."""
+    import h11
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
     limit = cfg.connection_limit()
 
     class ServeProtocol(H11Protocol):
+        _head_timer: Optional[asyncio.TimerHandle] = None
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            # a request head that is still incomplete io_timeout_s after its first bytes: 408
+            if self._head_timer is None and self.conn.their_state is h11.IDLE and \
+                    self.conn.trailing_data[0] and not self.transport.is_closing():
+                self._head_timer = self.loop.call_later(cfg.io_timeout_s, self._head_timeout)
+
+        def _head_timeout(self) -> None:
+            self._head_timer = None
+            if self.conn.their_state is h11.IDLE and self.conn.trailing_data[0] and \
+                    not self.transport.is_closing():
+                log.info("- - 408 client=%s (the request head did not arrive in time)",
+                         (self.client or ("-",))[0])
+                self.transport.write(_raw_json(408, "Request Timeout", {
+                    "error": "timeout", "message": "the request head did not arrive in time",
+                    "status": 408}))
+                self.transport.close()
+
+        def connection_lost(self, exc: Optional[Exception]) -> None:
+            if self._head_timer is not None:
+                self._head_timer.cancel()
+                self._head_timer = None
+            super().connection_lost(exc)
+
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
             if len(self.connections) > limit:

@@ -22,6 +22,7 @@ class ServeConfig:
     max_time_ms: float = 10000.0
     max_body_bytes: int = MAX_BODY_BYTES
     queue_timeout_s: float = 30.0      # a request still queued after this gets 503
+    search_grace_s: float = 10.0       # a search not done this long after queue + max time: 503
     io_timeout_s: float = 15.0         # a body not received in this long: 408; idle keep-alive
     max_connections: int = 0           # open connections; 0: 4 * (workers + queue) + 16
     max_games: int = DEFAULT_MAX_GAMES  # browser games open at once

@@ -110,21 +110,22 @@ class Engine:
         cfg = MCTSConfig(max_nodes=max(2000, self.max_visits + 64))
         return Player(ev, config=cfg, seed=0, name=ENGINE_NAME, reuse_tree=reuse_tree)
 
-    def move(self, board: Board, limits: Limits, top: int,
-             player: Optional[Player] = None) -> Dict[str, Any]:
+    def move(self, board: Board, limits: Limits, top: int, player: Optional[Player] = None,
+             stop: Optional[threading.Event] = None) -> Dict[str, Any]:
         """The answer to ``POST /move``: a search within ``limits``, or (under
         :data:`MIN_SEARCH_MS`, or when the search visited nothing) the instant answer. The
-        search runs on ``player`` (a game's own, keeping its tree) or on a new one."""
+        search runs on ``player`` (a game's own, keeping its tree) or on a new one; ``stop`` set
+        (the request was given up) ends it early, once its root is expanded."""
         ev, model = self._pick(board.rule, board.width, board.height)
         if player is None:
             player = self.new_player(board)
         if limits.time_ms < MIN_SEARCH_MS:
             info = _instant(player, board)
         else:
-            # soft == hard: the search (tactics included) ends by time_ms; never a ``stop`` event
-            # (stopping before the tree's first simulation would leave no move).
+            # soft == hard: the search (tactics included) ends by time_ms, or when the request is
+            # given up (``stop``; the search still expands its root, so there is always a move)
             info = player.think(board, Limit(soft_ms=limits.time_ms, hard_ms=limits.time_ms,
-                                             visits=limits.visits))
+                                             visits=limits.visits), stop=stop)
             if info.source == "mcts" and info.root_visits == 0 and not info.proven:
                 # out of time before the first visit: every root move is equally unexplored
                 searched_ms = info.elapsed_ms

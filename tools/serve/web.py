@@ -14,7 +14,7 @@ import json
 import logging
 import threading
 import time
-from concurrent.futures import CancelledError
+from concurrent.futures import CancelledError, Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Dict, List, MutableMapping, Optional, Tuple, Type
@@ -127,23 +127,33 @@ async def read_model(request: Request, svc: Service, model: Type[M]) -> M:
     return validated(model, await read_json(request, svc.cfg))
 
 
-async def searched(svc: Service, fn: Callable[[], Any]) -> Any:
-    """``fn()`` on the search pool: 503 when the pool is full, the search waited too long or did
-    not finish in time; 500 (logged) when it failed."""
+async def searched(svc: Service, fn: Callable[[threading.Event], Any],
+                   abandoned: Optional[Callable[["Future[Any]"], None]] = None) -> Any:
+    """``fn(cancelled)`` on the search pool: 503 when the pool is full, the search waited too
+    long or did not finish in time; 500 (logged) when it failed. When the request gives up on a
+    search that is still running (a timeout, or the client went away), ``cancelled`` is set (a
+    search stops at once) and ``abandoned(future)`` is called, so that a caller can keep what the
+    search uses (a game's tree) until it has really ended."""
     cfg = svc.cfg
     cancelled = threading.Event()
     try:
-        fut = svc.pool.submit(fn, cancelled)
+        fut = svc.pool.submit(lambda: fn(cancelled), cancelled)
     except Busy as e:
         raise RequestError(503, "busy", str(e)) from None
-    wait = cfg.queue_timeout_s + cfg.max_time_ms / 1000.0 + 10.0
-    try:
-        return await asyncio.wait_for(asyncio.wrap_future(fut), timeout=wait)
-    except asyncio.TimeoutError:
+    wait = cfg.queue_timeout_s + cfg.max_time_ms / 1000.0 + cfg.search_grace_s
+
+    def give_up() -> None:
         cancelled.set()
+        if abandoned is not None and not fut.done():
+            abandoned(fut)
+
+    try:
+        return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(fut)), timeout=wait)
+    except asyncio.TimeoutError:
+        give_up()
         raise RequestError(503, "busy", "the search did not finish in time") from None
     except (CancelledError, asyncio.CancelledError):
-        cancelled.set()
+        give_up()
         raise
     except Busy as e:
         raise RequestError(503, "busy", str(e)) from None
@@ -293,7 +303,7 @@ def _add_engine_routes(app: FastAPI, svc: Service) -> None:
         limits = parse_limits(req.visits, req.time_ms, cfg.max_visits, cfg.max_time_ms)
         fields = _log_fields(request)
         fields["req"].update(visits=limits.visits, time_ms=limits.time_ms)
-        out = await searched(svc, lambda: eng.move(pos.board, limits, req.top))
+        out = await searched(svc, lambda stop: eng.move(pos.board, limits, req.top, stop=stop))
         fields["resp"] = {"move": out["move"], "value": out["value"], "visits": out["visits"],
                           "source": out["source"], "search_ms": out["elapsed_ms"]}
         return _json(200, out)
@@ -304,7 +314,7 @@ def _add_engine_routes(app: FastAPI, svc: Service) -> None:
         """The network's prior (a heatmap) and value for the side to move."""
         req = await read_model(request, svc, schema.AnalyzeRequest)
         pos = _position(request, svc, req)
-        out = await searched(svc, lambda: eng.analyze(pos.board, req.top))
+        out = await searched(svc, lambda stop: eng.analyze(pos.board, req.top))
         _log_fields(request)["resp"] = {"value": out["value"],
                                         "top": out["top"][0]["move"] if out["top"] else None}
         return _json(200, out)
@@ -316,14 +326,33 @@ def _body(model: Type[schema.BaseModel]) -> Dict[str, Any]:
         "schema": {"$ref": f"#/components/schemas/{model.__name__}"}}}}}
 
 
+class SearchStillRunning(Exception):
+    """The request gave up on a game's search that has not ended yet: the game stays busy (its
+    Player is in use) until ``future`` is done."""
+
+    def __init__(self, error: BaseException, future: "Future[Any]") -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.future = future
+
+
 async def engine_reply(svc: Service, game: Game, visits: Optional[int],
                        time_ms: Optional[float]) -> None:
     """The engine's move in ``game`` (on the pool, on a copy of the board, with the game's own
-    tree), played on the board."""
+    tree), played on the board. Raises :class:`SearchStillRunning` when the request gave up on a
+    search that goes on."""
     cfg = svc.cfg
     limits = parse_limits(visits, time_ms, cfg.max_visits, cfg.max_time_ms)
     board = game.board.copy()
-    out = await searched(svc, lambda: svc.engine.move(board, limits, GAME_TOP, game.player))
+    running: List["Future[Any]"] = []
+    try:
+        out = await searched(svc, lambda stop: svc.engine.move(board, limits, GAME_TOP,
+                                                               game.player, stop=stop),
+                             abandoned=running.append)
+    except BaseException as e:
+        if running:
+            raise SearchStillRunning(e, running[0]) from None
+        raise
     game.board.push(game.board.index(out["x"], out["y"]))
     game.engine = out
     svc.games.searched(game)
@@ -348,11 +377,12 @@ def _add_new_game_route(app: FastAPI, svc: Service) -> None:
             game.busy = True
             try:
                 await engine_reply(svc, game, req.visits, req.time_ms)
-            except BaseException:
-                games.delete(game.id)
+            except BaseException as e:
+                games.delete(game.id)   # nobody has its id; a search still running just ends
+                if isinstance(e, SearchStillRunning):
+                    raise e.error from None
                 raise
-            finally:
-                games.release(game)
+            games.release(game)
         return _json(201, game.state(games.idle_s))
 
 
@@ -382,6 +412,7 @@ def _add_game_routes(app: FastAPI, svc: Service) -> None:
         ``illegal_move``, ``not_your_turn`` or ``game_over``; 409 while the engine thinks."""
         req = await read_model(request, svc, schema.GameMoveRequest)
         game = games.claim(game_id)
+        release_now = True
         try:
             m = move_of(game.board, req.move)
             _log_fields(request).update(req={"game": game_id[:8],
@@ -390,11 +421,18 @@ def _add_game_routes(app: FastAPI, svc: Service) -> None:
             if game.engine_to_move():
                 try:
                     await engine_reply(svc, game, req.visits, req.time_ms)
-                except BaseException:
+                except SearchStillRunning as e:
                     game.board.pop()   # no reply: your move is taken back, so you can retry
+                    # the game's Player is still searching: the game stays busy until it ends
+                    release_now = False
+                    e.future.add_done_callback(lambda _f: games.release(game))
+                    raise e.error from None
+                except BaseException:
+                    game.board.pop()
                     raise
         finally:
-            games.release(game)
+            if release_now:
+                games.release(game)
         return state(game)
 
     @app.post("/games/{game_id}/undo", response_model=None,
@@ -418,7 +456,7 @@ def _add_game_routes(app: FastAPI, svc: Service) -> None:
         if game.over():
             raise illegal("game_over", "the game is over")
         board = game.board.copy()
-        return _json(200, await searched(svc, lambda: eng.analyze(board, schema.MAX_TOP)))
+        return _json(200, await searched(svc, lambda stop: eng.analyze(board, schema.MAX_TOP)))
 
 def _add_download_routes(app: FastAPI, games: GameStore) -> None:
     def download(game_id: str, ext: str) -> Response:
