@@ -253,3 +253,18 @@ def test_a_20x20_board_and_a_phone_screen(browser: Any, server: Any) -> None:
         assert len(pg.locator("#board .stone").all()) == 2
     finally:
         ctx.close()
+
+
+def test_new_game_pressed_again_and_again_leaves_one_game(page: Any, server: Any) -> None:
+    import time
+    before = len(server.games)
+    open_board(page, server)          # a first game, then New game: the first is deleted
+    page.focus("#board")
+    for _ in range(10):               # `n` as fast as keys go (an empty game: no question)
+        page.keyboard.press("n")
+    ready(page)
+    end = time.monotonic() + 5
+    while len(server.games) != before + 1 and time.monotonic() < end:
+        time.sleep(0.05)              # the page deletes the game it replaced
+    assert len(server.games) == before + 1
+    assert server.games.get(game_id(page)) is not None

@@ -50,6 +50,7 @@
     expired: false,     // the server no longer knows the game (404 no_such_game)
     message: null,      // a transient message (an error) shown instead of the turn
     pending: null,      // {x, y, color}: the player's stone, drawn while the engine thinks
+    creating: false,    // a POST /games is in flight (no second one meanwhile)
     cursor: { x: 7, y: 7 },
     analysis: null,     // {key, data}: /analyze's answer for the position `key`
     layers: null,       // the SVG groups, built by buildBoard()
@@ -197,9 +198,9 @@
       app.message = "The engine is still busy with this game; try again in a moment.";
     } else {
       app.message = e.message || "Something went wrong.";
-      // The server and this page disagree about the position: fetch the server's.
-      if ((e.code === "not_your_turn" || e.code === "game_over") && app.game) resync();
     }
+    // After any refusal the page takes the server's position again (it is the reference).
+    if (app.game && !app.expired) resync();
   }
 
   async function resync() {
@@ -236,16 +237,18 @@
     const body = {
       size: Number(ui.size.value), rule: ui.rule.value, you: ui.you.value, ...strength(),
     };
+    if (app.creating) return;                     // one new game at a time (no orphans)
     const previous = app.game && !app.expired ? app.game.id : null;
     if (app.controller) app.controller.abort();   // drop whatever was in flight
     app.gen += 1;
     app.pending = null;
+    app.creating = true;
     const label = body.you === "white" ? "engine is thinking…" : "starting a new game…";
     run(label, (signal) => api("POST", "/games", body, signal)).then((ok) => {
       if (ok && previous && previous !== app.game.id) {
         api("DELETE", `/games/${encodeURIComponent(previous)}`).catch(() => {});
       }
-    });
+    }).finally(() => { app.creating = false; });
   }
 
   function play(x, y) {
@@ -306,7 +309,9 @@
       app.controller = ctl;
       setBusy(true, "analysing…");
       renderStatus();
+      const timer = setTimeout(() => ctl.abort(), REQUEST_TIMEOUT_MS);
       loadAnalysis(ctl.signal).catch((e) => { if (gen === app.gen) showError(e); }).finally(() => {
+        clearTimeout(timer);
         if (gen !== app.gen) return;
         app.controller = null;
         setBusy(false);
@@ -475,7 +480,12 @@
     if (g.status === "black_won") return "Black wins";
     if (g.status === "white_won") return "White wins";
     if (g.status === "draw") return "Draw";
-    if (g.to_move === g.you) return `Your move (${cap(g.you)})`;
+    if (g.to_move === g.you) {
+      // the engine's reply is announced with the turn (the status line is a live region)
+      const e = g.engine, last = lastMove();
+      const said = e && last && e.x === last.x && e.y === last.y ? `Engine played ${e.move}. ` : "";
+      return `${said}Your move (${cap(g.you)})`;
+    }
     return `${cap(g.to_move)} to move (engine)`;
   }
 
@@ -486,6 +496,8 @@
     const g = app.game;
     ui.status.classList.toggle("over", !!g && !app.busy && !app.message && g.status !== "playing");
     ui.board.classList.toggle("can-play", canPlay());
+    const mine = !!g && g.moves.some((m) => m.color === g.you);
+    ui.undo.disabled = app.busy || app.expired || !mine;
   }
 
   function renderInfo() {
@@ -662,9 +674,11 @@
     } else if (ev.key === "u" || ev.key === "U") {
       ev.preventDefault();
       undo();
-    } else if (ev.key === "n" || ev.key === "N") {
+    } else if ((ev.key === "n" || ev.key === "N") && !ev.repeat) {
       ev.preventDefault();
-      newGame();
+      const g = app.game;
+      const live = g && !app.expired && g.status === "playing" && g.moves.length > 0;
+      if (!live || window.confirm("Abandon this game and start a new one?")) newGame();
     }
   }
 
@@ -704,7 +718,9 @@
     app.gen += 1;
     run("loading the game…", (signal) => api("GET", `/games/${m[1]}`, undefined, signal))
       .then((ok) => {
-        if (!ok) { newGame(); return; }
+        // only a game the server no longer has is replaced; a busy server leaves the address
+        // as it is, so a reload tries again
+        if (!ok) { if (app.expired) newGame(); return; }
         const g = app.game;
         ui.size.value = String(g.width);
         ui.rule.value = g.rule;
