@@ -248,9 +248,18 @@ def test_a_20x20_board_and_a_phone_screen(browser: Any, server: Any) -> None:
         box = pg.locator("#board").bounding_box()
         assert box is not None and box["width"] <= 390
         assert pg.evaluate("document.documentElement.scrollWidth") <= 390   # no sideways scroll
+        # a touch screen: the first tap only shows the stone, the second plays it
         pg.tap('#board .pt[data-x="19"][data-y="0"]')
+        assert pg.locator('#board .preview[data-x="19"][data-y="0"]').count() == 1
+        assert "tap again" in (pg.text_content("#status") or "")
+        pg.tap('#board .pt[data-x="18"][data-y="1"]')     # another point: the preview moves
         ready(pg)
-        assert len(pg.locator("#board .stone").all()) == 2
+        assert pg.locator("#board .stone").count() == 0
+        assert pg.locator('#board .preview[data-x="18"][data-y="1"]').count() == 1
+        pg.tap('#board .pt[data-x="18"][data-y="1"]')
+        ready(pg)
+        assert pg.locator("#board .stone").count() == 2
+        assert pg.locator("#board .preview").count() == 0
     finally:
         ctx.close()
 

@@ -51,6 +51,8 @@
     message: null,      // a transient message (an error) shown instead of the turn
     pending: null,      // {x, y, color}: the player's stone, drawn while the engine thinks
     creating: false,    // a POST /games is in flight (no second one meanwhile)
+    preview: null,      // {x, y}: a touch screen's first tap, played by a second tap there
+    stateSeq: 0,        // counts the GameStates taken (a resync older than the last is dropped)
     cursor: { x: 7, y: 7 },
     analysis: null,     // {key, data}: /analyze's answer for the position `key`
     layers: null,       // the SVG groups, built by buildBoard()
@@ -65,6 +67,8 @@
   const py = (y) => M_LO + y * CELL;
   const key = (x, y) => `${x},${y}`;
   const pct = (p) => `${Math.round(p * 100)}%`;
+
+  const coarsePointer = window.matchMedia("(pointer: coarse)");
 
   function colName(x) { return x < LETTERS.length ? LETTERS[x] : String(x + 1); }
   function moveName(x, y) {
@@ -204,10 +208,11 @@
   }
 
   async function resync() {
-    const gen = app.gen, msg = app.message;
+    const gen = app.gen, msg = app.message, seq = app.stateSeq;
     try {
       const state = await api("GET", `/games/${app.game.id}`);
-      if (gen !== app.gen || app.busy) return;
+      // dropped when anything newer arrived meanwhile (a move answered after this GET left)
+      if (gen !== app.gen || app.busy || seq !== app.stateSeq) return;
       setState(state);
       app.message = msg;
       render();
@@ -222,8 +227,10 @@
       app.cursor = { x: Math.floor((state.width - 1) / 2), y: Math.floor((state.height - 1) / 2) };
     }
     app.game = state;
+    app.stateSeq += 1;
     app.expired = false;
     app.message = null;
+    app.preview = null;
     if (resized) buildBoard(state.width, state.height);
     const base = `/games/${encodeURIComponent(state.id)}`;
     ui.sgf.href = `${base}/sgf`;
@@ -420,6 +427,10 @@
       const p = app.pending;
       svg("circle", { class: `pending ${p.color}`, "data-x": p.x, "data-y": p.y, cx: px(p.x),
         cy: py(p.y), r: STONE_R, fill: `url(#stone-${p.color})` }, L.stones);
+    } else if (app.preview && canPlay() && !occ.get(key(app.preview.x, app.preview.y))) {
+      const p = app.preview;   // a touch screen's first tap (see the click handler)
+      svg("circle", { class: `preview ${g.you}`, "data-x": p.x, "data-y": p.y, cx: px(p.x),
+        cy: py(p.y), r: STONE_R, fill: `url(#stone-${g.you})` }, L.stones);
     }
 
     L.marks.replaceChildren();
@@ -689,6 +700,18 @@
     const x = Number(pt.dataset.x), y = Number(pt.dataset.y);
     app.cursor = { x, y };
     placeCursor();
+    // On a touch screen a point can be smaller than a finger (20x20 on a phone): the first tap
+    // shows the stone, a second tap on the same point plays it.
+    if (coarsePointer.matches && canPlay()) {
+      const p = app.preview;
+      if (!p || p.x !== x || p.y !== y) {
+        app.preview = { x, y };
+        app.message = `${moveName(x, y)}: tap again to play`;
+        render();
+        return;
+      }
+    }
+    app.preview = null;
     play(x, y);
   });
   ui.board.addEventListener("keydown", onBoardKey);
