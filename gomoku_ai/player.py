@@ -264,15 +264,7 @@ class Player:
         if not self.reuse_tree or restrict is not None:
             self.mcts.reset()
         deadline = None if soft is None else t0 + soft / 1000.0
-        extend_to = None
-        managed = self.manage_time and soft is not None and hard is not None and \
-            hard > soft * EXTEND_MIN_HEADROOM
-        if managed:
-            # a game clock (the hard deadline is well past the soft one): stop early when the
-            # choice is settled, and spend what that saved (the bank) on moves that are not
-            assert soft is not None and hard is not None
-            extra = min(self._time_bank_ms, (EXTEND_MAX_FACTOR - 1.0) * soft, 0.5 * (hard - soft))
-            extend_to = t0 + (soft + max(0.0, extra)) / 1000.0
+        extend_to = self._extend_to(t0, soft, hard)
         visits = limit.visits
 
         def progress(m: MCTS, st: SearchStats) -> None:
@@ -282,18 +274,31 @@ class Player:
         stats = self.mcts.search(board, visits=visits, deadline=deadline, stop=stop,
                                  progress=progress if on_info is not None else None,
                                  restrict=restrict, extend_to=extend_to)
-        if managed:
-            assert soft is not None
-            used_ms = (time.perf_counter() - t0) * 1000.0
-            self._time_bank_ms = min(max(0.0, self._time_bank_ms + soft - used_ms),
-                                     BANK_MAX_FACTOR * soft)
+        if extend_to is not None and soft is not None:
+            self._bank(t0, soft)
         info = self._info(self.mcts, stats, board, t0, final=True)
         if not board.is_empty(info.move):
             raise AssertionError("search produced an occupied square")  # never expected
-        info.elapsed_ms = (time.perf_counter() - t0) * 1000.0
-        if on_info is not None:
-            on_info(info)
-        return info
+        return done(info)
+
+    def _extend_to(self, t0: float, soft: Optional[float], hard: Optional[float]
+                   ) -> Optional[float]:
+        """The latest instant (``perf_counter``) a managed search may run to, or None when the
+        clock is not managed: a game clock, i.e. the hard deadline (ms from ``t0``) well past the
+        soft one. The search then stops early when its choice is settled and spends what that
+        saved (the bank) on moves whose choice is not (:func:`gomoku_ai.mcts.time_verdict`)."""
+        if not self.manage_time or soft is None or hard is None or \
+                hard <= soft * EXTEND_MIN_HEADROOM:
+            return None
+        extra = min(self._time_bank_ms, (EXTEND_MAX_FACTOR - 1.0) * soft, 0.5 * (hard - soft))
+        return t0 + (soft + max(0.0, extra)) / 1000.0
+
+    def _bank(self, t0: float, soft: float) -> None:
+        """After a managed search: bank what it saved against its soft budget (ms), or take out
+        what it spent past it; at most BANK_MAX_FACTOR x soft is kept."""
+        used_ms = (time.perf_counter() - t0) * 1000.0
+        self._time_bank_ms = min(max(0.0, self._time_bank_ms + soft - used_ms),
+                                 BANK_MAX_FACTOR * soft)
 
     def _root_vct(self, board: Board, t0: float, soft: Optional[float]
                   ) -> "Optional[SearchInfo] | Optional[List[int]]":
