@@ -15,6 +15,7 @@ Options (managers pass none):
                    is reported on stderr and the engine exits with status 2 before reading any command.
 ``--list-models``  print the shipped models (name, board sizes, notes) and exit (not for managers).
 ``--version``      print the version and exit (not for managers).
+``--help``, ``-h``     print these options and exit (not for managers).
 
 Environment: ``PYGOMOKU_PLAYER=sleepy|stuck`` selects a diagnostic player for tests (see
 :mod:`gomoku_ai.testplayers`). ``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS`` and ``MKL_NUM_THREADS`` default to
@@ -60,7 +61,8 @@ os.environ.setdefault("PYGOMOKU_HOME", _BASE)
 
 
 def _parse_args(argv: list) -> dict:
-    opts: dict = {"log": None, "version": False, "model": None, "list_models": False}
+    opts: dict = {"log": None, "version": False, "model": None, "list_models": False,
+                  "help": False}
     i = 0
     while i < len(argv):
         a = argv[i]
@@ -74,6 +76,8 @@ def _parse_args(argv: list) -> dict:
             opts["version"] = True
         elif a == "--list-models":
             opts["list_models"] = True
+        elif a in ("--help", "-h"):
+            opts["help"] = True
         i += 1  # anything else is ignored: a brain must not fail on unexpected arguments
     return opts
 
@@ -104,6 +108,13 @@ def main(argv: "list | None" = None) -> int:
     """Entry point: run the brain on stdin/stdout (never returns when the brain runs)."""
     opts = _parse_args(list(sys.argv[1:] if argv is None else argv))
     limit_virtual_memory()
+    if opts["help"]:
+        import re
+        doc = __doc__ or ""
+        print("usage: engine.py [--model M] [--log FILE] [--list-models] [--version] [--help]\n\n"
+              + re.sub(r":\w+:`([^`]+)`", r"\1",
+                       doc[doc.index("Options"):doc.index("Environment")]).replace("``", "").rstrip())
+        return 0
     if opts["version"]:
         from gomoku_ai import version_string
         print(version_string())

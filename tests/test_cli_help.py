@@ -123,3 +123,16 @@ def test_version_is_the_engines():
     assert (cli.returncode, brain.returncode) == (0, 0), (cli.stderr, brain.stderr)
     assert cli.stdout == brain.stdout == version_string() + "\n"
     assert re.fullmatch(r"pygomoku \d+\.\d+\.\d+", version_string())
+
+
+def test_engine_help_lists_its_options_and_exits():
+    import subprocess
+    import sys
+    from pathlib import Path
+    engine = Path(__file__).resolve().parents[1] / "engine.py"
+    out = subprocess.run([sys.executable, str(engine), "--help"], capture_output=True, text=True,
+                         timeout=30, stdin=subprocess.DEVNULL)
+    assert out.returncode == 0 and out.stderr == ""
+    assert out.stdout.startswith("usage: engine.py")
+    for opt in ("--model M", "--log FILE", "--list-models", "--version"):
+        assert opt in out.stdout
