@@ -44,9 +44,10 @@ if TYPE_CHECKING:
 SHARD_KEYS = ("cells", "stm", "last", "move", "z", "zw", "game")
 #: a teacher's evaluation in a move comment: Rapfi's ``Eval 106``, ``Eval -M12``, ``Eval +M5``
 EVAL_RE = re.compile(r"\bEval\s+([+-]?)(M?)(\d+)\b")
-#: tanh scale of Rapfi's classical evaluation (its units): :func:`fit_eval_scale` gave 379 on 77
-#: games of Rapfi (10k and 100k nodes) against this engine, 1,006 evaluations
-DEFAULT_EVAL_SCALE = 380.0
+#: tanh scale of Rapfi's classical evaluation (its units): :func:`fit_eval_scale` gave 264 on the
+#: first 1,167 games of checkpoints/teacher15c (Rapfi at 50k nodes against itself, 40,721
+#: evaluations) and 379 on 77 games of Rapfi (10k and 100k nodes) against this engine
+DEFAULT_EVAL_SCALE = 270.0
 
 
 class ShardError(ValueError):
