@@ -3,6 +3,7 @@ files. A heuristic engine with a few visits keeps every game short; the answers 
 against the pydantic models of :mod:`tools.serve.schema`."""
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import re
@@ -10,7 +11,7 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Iterator, Optional, Tuple
 
 import pytest
 
@@ -49,19 +50,28 @@ def call(port: int, method: str, path: str, body: Any = None,
         c.close()
 
 
-def _start(cfg: serve.ServeConfig, engine: Optional[Engine] = None):
-    return serve.start_background(cfg, engine or Engine({Rule.FREESTYLE: HeuristicEvaluator()}))
+@contextlib.contextmanager
+def serving(cfg: serve.ServeConfig, engine: Optional[Engine] = None,
+            gate: Optional[GateEvaluator] = None) -> Iterator[Any]:
+    """A server on a background thread (the heuristic engine unless ``engine``), stopped on exit;
+    ``gate`` is opened first, so that a held search cannot keep it from stopping."""
+    srv, t = serve.start_background(cfg, engine or Engine({Rule.FREESTYLE: HeuristicEvaluator()}))
+    try:
+        yield srv
+    finally:
+        if gate is not None:
+            gate.gate.set()
+        srv.shutdown()
+        srv.server_close()
+        t.join(timeout=5)
 
 
 @pytest.fixture(scope="module")
 def server():
     cfg = serve.ServeConfig(host=HOST, port=0, workers=2, queue=8, max_visits=60,
                             max_time_ms=3000, max_games=4)
-    srv, t = _start(cfg)
-    yield srv
-    srv.shutdown()
-    srv.server_close()
-    t.join(timeout=5)
+    with serving(cfg) as srv:
+        yield srv
 
 
 @pytest.fixture(scope="module")
@@ -209,8 +219,7 @@ def test_a_game_answers_one_move_at_a_time_and_a_failed_reply_takes_yours_back()
     ev = GateEvaluator()
     cfg = serve.ServeConfig(host=HOST, port=0, workers=1, queue=0, max_visits=20,
                             max_time_ms=3000)
-    srv, t = _start(cfg, Engine({Rule.FREESTYLE: ev}))
-    try:
+    with serving(cfg, Engine({Rule.FREESTYLE: ev}), gate=ev) as srv:
         a = new_game(srv.port)   # no search yet: Black to move
         b = new_game(srv.port)
         with ThreadPoolExecutor(1) as ex:
@@ -228,19 +237,13 @@ def test_a_game_answers_one_move_at_a_time_and_a_failed_reply_takes_yours_back()
             ev.gate.set()
             st, js, _ = first.result(timeout=20)
             assert st == 200 and len(js["moves"]) == 2
-    finally:
-        ev.gate.set()
-        srv.shutdown()
-        srv.server_close()
-        t.join(timeout=5)
 
 
 def test_a_reply_given_up_keeps_the_game_busy_until_its_search_ends():
     ev = GateEvaluator()
     cfg = serve.ServeConfig(host=HOST, port=0, workers=1, queue=0, max_visits=20,
                             max_time_ms=200, queue_timeout_s=0.2, search_grace_s=0.3)
-    srv, t = _start(cfg, Engine({Rule.FREESTYLE: ev}))
-    try:
+    with serving(cfg, Engine({Rule.FREESTYLE: ev}), gate=ev) as srv:
         game = new_game(srv.port)
         gid = game["id"]
         st, js, _ = call(srv.port, "POST", f"/games/{gid}/move", {"move": "h8"})
@@ -255,11 +258,6 @@ def test_a_reply_given_up_keeps_the_game_busy_until_its_search_ends():
             time.sleep(0.02)
         st, js, _ = call(srv.port, "POST", f"/games/{gid}/move", {"move": "h8", "visits": 5})
         assert st == 200 and len(js["moves"]) == 2
-    finally:
-        ev.gate.set()
-        srv.shutdown()
-        srv.server_close()
-        t.join(timeout=5)
 
 
 def test_game_store_expires_idle_games_and_keeps_busy_ones():
@@ -386,8 +384,7 @@ def test_a_slow_or_silent_connection_is_closed_and_frees_its_slot():
     import socket
     engine = Engine({Rule.FREESTYLE: HeuristicEvaluator()})
     cfg = serve.ServeConfig(host=HOST, port=0, max_connections=2, io_timeout_s=0.5)
-    srv, t = _start(cfg, engine)
-    try:
+    with serving(cfg, engine) as srv:
         slow = socket.create_connection((HOST, srv.port), timeout=5)
         slow.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n")        # a head that never ends
         silent = socket.create_connection((HOST, srv.port), timeout=5)  # sends nothing at all
@@ -404,10 +401,6 @@ def test_a_slow_or_silent_connection_is_closed_and_frees_its_slot():
         slow.close()
         silent.close()
         assert call(srv.port, "GET", "/health")[0] == 200               # the slots are free
-    finally:
-        srv.shutdown()
-        srv.server_close()
-        t.join(timeout=5)
 
 
 def test_a_tls_handshake_gets_an_http_400_not_an_http09_body(port):
