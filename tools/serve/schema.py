@@ -30,6 +30,8 @@ TimeMs = Annotated[Union[StrictInt, Annotated[StrictFloat, Field(allow_inf_nan=F
                    Field(gt=0, description="search time in ms; clamped to --max-time-ms")]
 Color = Literal["black", "white"]
 
+VISITS_DOC = "simulations (the first limit reached stops the search); clamped to --max-visits"
+TIME_DOC = "search time in ms (the first limit reached stops the search); clamped to --max-time-ms"
 RULE_DOC = ('"freestyle" (default), "standard", "renju", "caro", or a Gomocup INFO rule code (an '
             'integer >= 0 such as 4, or the same as a string, "4")')
 
@@ -40,7 +42,7 @@ class _Strict(BaseModel):
 
 # ------------------------------------------------------------------------------------ requests
 class PositionRequest(_Strict):
-    """A position: exactly one of ``board`` or ``moves``."""
+    """A position: exactly one of board or moves."""
 
     board: Optional[Annotated[List[Annotated[List[Cell], Field(min_length=MIN_SIZE,
                                                                 max_length=MAX_SIZE)]],
@@ -59,33 +61,33 @@ class PositionRequest(_Strict):
 
 
 class MoveRequest(PositionRequest):
-    """``POST /move``: a position and the search's limits (the first reached stops it; neither
-    given: 800 visits)."""
+    """POST /move: a position and the search's limits (the first reached stops it; neither given:
+    800 visits)."""
 
-    visits: Optional[Visits] = None
-    time_ms: Optional[TimeMs] = None
+    visits: Optional[Visits] = Field(None, description=VISITS_DOC)
+    time_ms: Optional[TimeMs] = Field(None, description=TIME_DOC)
 
 
 class AnalyzeRequest(PositionRequest):
-    """``POST /analyze``: a position (no limits: the network is asked once)."""
+    """POST /analyze: a position (no limits: the network is asked once)."""
 
 
 class NewGameRequest(_Strict):
-    """``POST /games``: a browser game against the engine."""
+    """POST /games: a browser game against the engine."""
 
     size: Annotated[StrictInt, Field(ge=MIN_SIZE, le=MAX_SIZE)] = 15
     rule: RuleField = Field("freestyle", description=RULE_DOC)
     you: Color = Field("black", description="your colour; as white, the engine opens")
-    visits: Optional[Visits] = None
-    time_ms: Optional[TimeMs] = None
+    visits: Optional[Visits] = Field(None, description=VISITS_DOC)
+    time_ms: Optional[TimeMs] = Field(None, description=TIME_DOC)
 
 
 class GameMoveRequest(_Strict):
-    """``POST /games/{id}/move``: your move; the engine answers within the limits."""
+    """POST /games/{id}/move: your move; the engine answers within the limits."""
 
     move: MoveItem = Field(description='"h8", "7,7" or [x, y]')
-    visits: Optional[Visits] = None
-    time_ms: Optional[TimeMs] = None
+    visits: Optional[Visits] = Field(None, description=VISITS_DOC)
+    time_ms: Optional[TimeMs] = Field(None, description=TIME_DOC)
 
 
 # ----------------------------------------------------------------------------------- responses
