@@ -8,7 +8,6 @@ import http.client
 import json
 import re
 import sys
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, Iterator, Optional, Tuple
