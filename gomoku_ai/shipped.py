@@ -69,6 +69,8 @@ def models_dir() -> Optional[Path]:
     if getattr(sys, "frozen", False):
         candidates.append(Path(sys.executable).resolve().parent / "models")
     candidates.append(Path(__file__).resolve().parents[1] / "models")
+    # a plain (non-editable) pip install: setup.cfg's data_files
+    candidates.append(Path(sys.prefix) / "share" / "pygomoku" / "models")
     for c in candidates:
         if (c / "index.json").is_file():
             return c
