@@ -24,6 +24,7 @@ from tools.serve import schema
 from tools.serve.engine import Engine
 from tools.serve.games import Game, GameStore
 from tools.serve.request import parse_limits
+from tests.test_serve import raw_exchange
 
 HOST = "127.0.0.1"
 #: squares far from the centre, in order: a "human" who never attacks, so the engine wins soon
@@ -384,35 +385,19 @@ def test_a_slow_or_silent_connection_is_closed_and_frees_its_slot():
     engine = Engine({Rule.FREESTYLE: HeuristicEvaluator()})
     cfg = serve.ServeConfig(host=HOST, port=0, max_connections=2, io_timeout_s=0.5)
     with serving(cfg, engine) as srv:
-        slow = socket.create_connection((HOST, srv.port), timeout=5)
-        slow.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n")        # a head that never ends
         silent = socket.create_connection((HOST, srv.port), timeout=5)  # sends nothing at all
         t0 = time.monotonic()
-        out = b""
-        while True:
-            chunk = slow.recv(65536)
-            if not chunk:
-                break
-            out += chunk
+        out = raw_exchange(srv.port, b"GET /health HTTP/1.1\r\nHost: x\r\n")  # a head that never ends
         assert out.startswith(b"HTTP/1.1 408 ") and b'"status":408' in out
         assert silent.recv(65536) == b""                               # closed, no answer
         assert time.monotonic() - t0 < 4
-        slow.close()
         silent.close()
         assert call(srv.port, "GET", "/health")[0] == 200               # the slots are free
 
 
 def test_a_tls_handshake_gets_an_http_400_not_an_http09_body(port):
-    import socket
     hello = bytes.fromhex("16030100a5010000a10303") + bytes(32) + b"\x00\x00\x02\x13\x01\x01\x00"
-    with socket.create_connection((HOST, port), timeout=5) as s:
-        s.sendall(hello)
-        out = b""
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            out += chunk
+    out = raw_exchange(port, hello)
     assert out.startswith(b"HTTP/1.1 400 ") and b'"status":400' in out, out[:80]
 
 

@@ -53,15 +53,20 @@ def test_openings_bad_bounds(bad) -> None:
         openings_from_records([_rec(LONG)], **kw)
 
 
-def test_teacher_command_plays_records_and_resumes(tmp_path: Path, monkeypatch) -> None:
+def _teacher_setup(tmp_path: Path, monkeypatch, n_records: int) -> tuple:
+    """Records to cut openings from, the fake engine's script and the output folder."""
     monkeypatch.delenv("PYTHONUNBUFFERED", raising=False)
     src = tmp_path / "records"
     src.mkdir()
-    for i in range(4):
+    for i in range(n_records):
         save_record(_rec(LONG[i:] + LONG[:i]), src / f"g{i}.psq")
     fake = tmp_path / "fake.py"
     fake.write_text(FAKE)
-    out = tmp_path / "teach"
+    return src, fake, tmp_path / "teach"
+
+
+def test_teacher_command_plays_records_and_resumes(tmp_path: Path, monkeypatch) -> None:
+    src, fake, out = _teacher_setup(tmp_path, monkeypatch, 4)
     argv = ["train", "teacher", "--engine", f"{sys.executable} {fake}", "--records", str(src),
             "--games", "4", "--min-plies", "4", "--max-plies", "6", "--out", str(out)]
     assert cli_main(argv) == 0
@@ -94,14 +99,7 @@ def test_teacher_command_refuses_records_without_openings(tmp_path: Path) -> Non
 def test_teacher_games_keep_the_evaluation_and_pack_mixes_it_into_the_value(tmp_path: Path,
                                                                              monkeypatch) -> None:
     from gomoku_ai.training.dataset import load_shard
-    monkeypatch.delenv("PYTHONUNBUFFERED", raising=False)
-    src = tmp_path / "records"
-    src.mkdir()
-    for i in range(2):
-        save_record(_rec(LONG[i:] + LONG[:i]), src / f"g{i}.psq")
-    fake = tmp_path / "fake.py"
-    fake.write_text(FAKE)
-    out = tmp_path / "teach"
+    src, fake, out = _teacher_setup(tmp_path, monkeypatch, 2)
     assert cli_main(["train", "teacher", "--engine", f"{sys.executable} {fake} eval", "--records",
                      str(src), "--games", "2", "--min-plies", "4", "--max-plies", "4",
                      "--out", str(out)]) == 0

@@ -160,12 +160,14 @@ def positions_from_games(games: Iterable[Tuple[Sequence[int], Tuple[int, int], O
 def positions_from_records(records: Iterable["GameRecord"],
                            openings: Optional[Sequence[Sequence[Tuple[int, int]]]] = None,
                            skip_prefix: int = 0, eval_weight: float = 0.0,
-                           eval_scale: float = DEFAULT_EVAL_SCALE) -> Positions:
+                           eval_scale: float = DEFAULT_EVAL_SCALE,
+                           evals: Optional[Sequence[Dict[int, float]]] = None) -> Positions:
     """Supervised positions from :class:`gomoku_ai.records.GameRecord` objects (one board size).
 
     ``eval_weight`` > 0: where a move comment holds the teacher's evaluation, the value target is
     ``(1 - w) * result + w * tanh(eval / eval_scale)`` (just the evaluation, weight 1, where the
-    result is unknown); see the module docstring."""
+    result is unknown); see the module docstring. ``evals``: :func:`record_evals` of each record,
+    when the caller has them already."""
     if not 0.0 <= eval_weight <= 1.0 or not eval_scale > 0:
         raise ValueError(f"need 0 <= eval_weight <= 1 and eval_scale > 0, got {eval_weight}, "
                          f"{eval_scale}")
@@ -185,7 +187,8 @@ def positions_from_records(records: Iterable["GameRecord"],
         op = [tuple(int(y) * items[0][1][0] + int(x) for x, y in o) for o in openings] if items else []
     pos = positions_from_games(items, skip_prefix=skip_prefix, openings=op)
     if eval_weight > 0:
-        _mix_evals(pos, [record_evals(r) for r in records], eval_weight, eval_scale)
+        _mix_evals(pos, [record_evals(r) for r in records] if evals is None else evals,
+                   eval_weight, eval_scale)
     return pos
 
 
@@ -233,21 +236,24 @@ def eval_value(e: float, scale: float) -> float:
     return math.tanh(e / scale)
 
 
-def fit_eval_scale(records: Iterable["GameRecord"], lo: float = 20.0, hi: float = 5000.0
-                   ) -> Tuple[float, int]:
+def fit_eval_scale(records: Iterable["GameRecord"], lo: float = 20.0, hi: float = 5000.0,
+                   evals: Optional[Sequence[Dict[int, float]]] = None) -> Tuple[float, int]:
     """The tanh scale under which a teacher's evaluations best predict the games' results (from
     the board: a five or a full board), and how many evaluations it was fitted on.
 
     Least squares of ``tanh(e / s)`` against the mover's result (1, 0 for a draw, -1), over a
     log-spaced grid of s in [lo, hi]; mates are left out (they say nothing about the scale).
-    Raises ValueError when no record has both evaluations and a result."""
+    Raises ValueError when no record has both evaluations and a result. ``evals``: the records'
+    :func:`record_evals`, when the caller has them already."""
     es: List[float] = []
     zs: List[float] = []
-    for rec in records:
+    records = list(records)
+    per_record = [record_evals(r) for r in records] if evals is None else evals
+    for rec, rec_evals in zip(records, per_record):
         outcome = rec.board_outcome()
         if outcome is None:
             continue
-        for ply, e in record_evals(rec).items():
+        for ply, e in rec_evals.items():
             if math.isinf(e):
                 continue
             mover = 1 if ply % 2 == 0 else 2

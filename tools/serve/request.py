@@ -122,11 +122,9 @@ def _described(v: Any) -> str:
     return f"a string of {len(v)} characters" if isinstance(v, str) and len(v) > 40 else repr(v)
 
 
-def parse_rule(value: Union[str, int, None]) -> Rule:
-    """A rule name or a Gomocup code (a string or an integer); None: freestyle. 400
-    ``bad_rule`` for anything else."""
-    if value is None:
-        return Rule.FREESTYLE
+def parse_rule(value: Union[str, int]) -> Rule:
+    """A rule name or a Gomocup code (a string or an integer; the schema's default is
+    freestyle). 400 ``bad_rule`` for anything else."""
     if isinstance(value, int):
         return rule_from_gomocup(value)
     try:

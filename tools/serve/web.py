@@ -518,9 +518,6 @@ class AccessLog:
         self.app = app
         self.ids = ids
 
-    def __getattr__(self, name: str) -> Any:   # e.g. .openapi() and .routes for the tests
-        return getattr(self.app, name)
-
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)

@@ -512,17 +512,19 @@ def _run_pack(args: Any) -> int:
     ops = read_openings(args.openings, width=args.size) if args.openings else None
     extra: Dict[str, Any] = {}
     scale = dataset.DEFAULT_EVAL_SCALE
+    evals = None
     try:
         if args.eval_weight > 0:
+            evals = [dataset.record_evals(r) for r in recs]   # the comments, parsed once
             if args.eval_scale == "auto":
-                scale, n = dataset.fit_eval_scale(recs)
+                scale, n = dataset.fit_eval_scale(recs, evals=evals)
                 extra["eval_fit_on"] = n
             else:
                 scale = float(args.eval_scale)
             extra.update(eval_weight=args.eval_weight, eval_scale=round(scale, 1),
-                         evals=sum(len(dataset.record_evals(r)) for r in recs))
+                         evals=sum(len(e) for e in evals))
         pos = dataset.positions_from_records(recs, openings=ops, eval_weight=args.eval_weight,
-                                             eval_scale=scale)
+                                             eval_scale=scale, evals=evals)
     except ValueError as e:
         sys.stderr.write(f"gomoku train pack: {e}\n")
         return 2
