@@ -173,6 +173,10 @@ class Player:
         # PYGOMOKU_TIME_MANAGE=0 (A/B matches)
         self.manage_time = os.environ.get("PYGOMOKU_TIME_MANAGE", "1") != "0"
         self._time_bank_ms = 0.0   # ms saved by settled moves, for unsettled ones (this game)
+        # the root's defences against an opponent VCF are also checked against its VCT, and a VCT
+        # defence cut short by its limits still restricts the root to the moves not refuted,
+        # unless PYGOMOKU_VCT_FILTER=0 (A/B matches against the older root)
+        self.vct_filter = os.environ.get("PYGOMOKU_VCT_FILTER", "1") != "0"
         if os.environ.get("PYGOMOKU_THREE_REPLIES", "1") == "0":
             # A/B switch: search every move after an open three
             self.config = dataclasses.replace(self.config, three_replies=False)
@@ -234,6 +238,7 @@ class Player:
         instant = soft is not None and soft <= 0 and not limit.visits
         # Root tactics: our VCF first, then the opponent's.
         restrict: Optional[List[int]] = None
+        threatened = False      # the opponent has a VCF or VCT as if we passed (or it is not known)
         if self.use_vcf and not instant:
             # caps only: a VCF search usually ends in well under 50 ms (bench_tactics), and these
             # phases do not watch ``stop``, so they are kept short
@@ -248,14 +253,16 @@ class Player:
                 dl2 = t0 + min(2 * budget, 1000.0) / 1000.0
                 defences = _vcf_defences(board, dl2)
                 if defences is not None:
-                    opp_vcf = True
+                    opp_vcf = threatened = True
                     restrict = defences if defences else None
+                    if restrict and self.use_vct and self.vct_filter:
+                        restrict = self._safe_defences(board, restrict, t0, soft)
             # a VCT (threes) cannot outrun the opponent's VCF: only without one
             if self.use_vct and not opp_vcf and (stop is None or not stop.is_set()):
                 found = self._root_vct(board, t0, soft)
                 if isinstance(found, SearchInfo):
                     return done(found)
-                restrict = found
+                restrict, threatened = found
         if instant:
             move = self._static_choice(board)
             return done(SearchInfo(move=move, pv=[move], source=Source.STATIC))
@@ -263,7 +270,9 @@ class Player:
         self.mcts.cfg.max_nodes = self._max_nodes()
         if not self.reuse_tree or restrict is not None:
             self.mcts.reset()
-        deadline = None if soft is None else t0 + soft / 1000.0
+        check = threatened and self.use_vct and self.vct_filter
+        deadline = None if soft is None else \
+            t0 + (soft - (min(CHECK_SHARE * soft, CHECK_MAX_MS) if check else 0.0)) / 1000.0
         extend_to = self._extend_to(t0, soft, hard)
         visits = limit.visits
 
@@ -277,6 +286,8 @@ class Player:
         if extend_to is not None and soft is not None:
             self._bank(t0, soft)
         info = self._info(self.mcts, stats, board, t0, final=True)
+        if check and info.proven == 0 and (stop is None or not stop.is_set()):
+            info = self._checked_choice(board, info, t0, soft)
         if not board.is_empty(info.move):
             raise AssertionError("search produced an occupied square")  # never expected
         return done(info)
@@ -301,12 +312,14 @@ class Player:
                                  BANK_MAX_FACTOR * soft)
 
     def _root_vct(self, board: Board, t0: float, soft: Optional[float]
-                  ) -> "Optional[SearchInfo] | Optional[List[int]]":
+                  ) -> "SearchInfo | Tuple[Optional[List[int]], bool]":
         """Root VCT (after the VCF checks found nothing to play or defend): our VCT as a proven
-        win (a SearchInfo to play), else the moves that stop the opponent's VCT (a restriction of
-        the root, None when there is none or nothing stops it). Spends at most about 12% and 20%
-        of the soft budget (capped at 0.4 s and 0.6 s), measured from ``t0``; without a soft
-        budget, :data:`VCT_NODES_NO_CLOCK` attacker nodes."""
+        win (a SearchInfo to play), else ``(restrict, threatened)``: the moves that stop the
+        opponent's VCT (a restriction of the root, None when there is none or nothing stops it)
+        and whether the opponent has a VCT as if we passed (or it was not ruled out). Spends at
+        most about 12% and 25% of the soft budget (capped at 0.4 s and 0.6 s) on the attack and on
+        finding the opponent's threat, measured from ``t0``, then :meth:`_safe_defences`; without
+        a soft budget, :data:`VCT_NODES_NO_CLOCK` attacker nodes."""
         if soft is None:
             # no clock (a visit limit): node limits only, so that the move does not depend on the
             # machine's speed (fixed-visit matches replay exactly)
@@ -314,22 +327,92 @@ class Player:
             attack_nodes, defence_nodes, vcf_nodes, total = VCT_NODES_NO_CLOCK
         else:
             dl = t0 + min(0.12 * soft, 400.0) / 1000.0
-            dl2 = t0 + min(0.20 * soft, 600.0) / 1000.0
+            dl2 = t0 + min((0.25 if self.vct_filter else 0.20) * soft, 600.0) / 1000.0
             attack_nodes, defence_nodes, vcf_nodes, total = 30000, 3000, 2000, None
             if time.perf_counter() >= dl:
-                return None
+                return None, False
         res = vct.vct_search(board, max_depth=5, node_limit=attack_nodes, deadline=dl,
                              vcf_nodes=vcf_nodes)
         if res.line:
             return SearchInfo(move=res.line[0], value=1.0, pv=list(res.line), proven=1,
                               source=Source.VCT, depth=len(res.line))
         if dl2 is not None and time.perf_counter() >= dl2:
-            return None
-        defs, aborted = vct.vct_defences(board, max_depth=3, node_limit=defence_nodes,
-                                         deadline=dl2, vcf_nodes=vcf_nodes, total_nodes=total)
-        if not defs or aborted:
-            return None                 # no threat, no defence found, or not checked: search freely
-        return movegen.without_forbidden(board, defs) or None
+            return None, False
+        if not self.vct_filter:
+            defs, aborted = vct.vct_defences(board, max_depth=3, node_limit=defence_nodes,
+                                             deadline=dl2, vcf_nodes=vcf_nodes, total_nodes=total)
+            if not defs or aborted:
+                return None, False      # no threat, no defence found, or not checked: search freely
+            return movegen.without_forbidden(board, defs) or None, True
+        board.pass_turn()
+        try:
+            threat = vct.vct_search(board, max_depth=3, node_limit=2 * defence_nodes,
+                                    deadline=dl2, vcf_nodes=vcf_nodes)
+        finally:
+            board.pass_turn()
+        if threat.line is None:
+            return None, False          # no threat found: search freely
+        cands = movegen.without_forbidden(board, vct.defence_candidates(board, threat.line))
+        if not cands:
+            return None, True
+        return self._safe_defences(board, cands, t0, soft), True
+
+    def _checked_choice(self, board: Board, info: SearchInfo, t0: float, soft: Optional[float]
+                        ) -> SearchInfo:
+        """After a search under threat: the most visited candidate after which the opponent has
+        no VCF or VCT (:func:`gomoku_ai.vct.safe_moves`, depth 3), checked in the order of the
+        visits among the first :data:`CHECK_MOVES` not proven lost, until the end of the soft
+        budget (ms from ``t0``; node limits alone without a clock). A move whose check is cut
+        short is accepted; when every checked move loses, the search's own choice stands."""
+        if soft is None:
+            dl = None
+            _a, node_limit, vcf_nodes, _t = VCT_NODES_NO_CLOCK
+        else:
+            dl = t0 + soft / 1000.0
+            node_limit, vcf_nodes = 3000, 2000
+        best = info.candidates[0].visits if info.candidates else 0
+        order = [c for c in info.candidates if c.q > -0.999 and c.visits * 50 >= best]
+        for i, c in enumerate(order[:CHECK_MOVES]):
+            if dl is not None and time.perf_counter() >= dl:
+                break
+            if vct.safe_moves(board, [c.move], max_depth=3, node_limit=node_limit,
+                              deadline=dl, vcf_nodes=vcf_nodes).kept:
+                if c.move == info.move:
+                    return info
+                return dataclasses.replace(info, move=c.move, value=c.q, pv=[c.move])
+        return info
+
+    def _safe_defences(self, board: Board, defences: List[int], t0: float, soft: Optional[float]
+                       ) -> List[int]:
+        """``defences`` (non-empty: the moves that might stop an opponent's VCF or VCT) less those
+        after which the opponent has a VCT (:func:`gomoku_ai.vct.safe_moves`), all of them when
+        every one loses. Checked in the order of the evaluator's prior, so that the likeliest moves
+        are checked first: at depth 3 until about 30% of the soft budget (ms, from ``t0``; at most
+        0.6 s), then the survivors at depth 5 until about 45% (at most 0.9 s); without a clock, at
+        depth 3 on node limits alone (deterministic)."""
+        if len(defences) > 1:
+            item = self.evaluator.prepare(board)
+            logits, _ = self.evaluator.evaluate([item], (board.height, board.width))
+            lg = logits[0]
+            defences = sorted(defences, key=lambda mv: -float(lg[mv]))
+        if soft is None:
+            _a, node_limit, vcf_nodes, total = VCT_NODES_NO_CLOCK
+            res = vct.safe_moves(board, defences, max_depth=3, node_limit=node_limit,
+                                 vcf_nodes=vcf_nodes, total_nodes=total)
+            return res.kept or defences
+        kept = defences
+        for level, (depth, nodes, share, cap) in enumerate(DEFENCE_LEVELS):
+            dl = t0 + min(share * soft, cap) / 1000.0
+            if time.perf_counter() >= dl or (level > 0 and len(kept) <= 1):
+                break
+            res = vct.safe_moves(board, kept, max_depth=depth, node_limit=nodes,
+                                 deadline=dl, vcf_nodes=2000)
+            # a deeper level replaces the last one only when it still holds a verified move (what
+            # it has not reached is not safer than what the last level verified)
+            if not res.kept or (level > 0 and not res.verified):
+                break
+            kept = res.kept
+        return kept
 
     def _info(self, m: MCTS, st: SearchStats, board: Board, t0: float, final: bool) -> SearchInfo:
         move = m.best_move()
@@ -354,6 +437,17 @@ class Player:
         lg = logits[0]
         return max(cands, key=lambda mv: lg[mv])
 
+
+#: the root's defence checks with a clock (:meth:`Player._safe_defences`): (VCT depth, attacker
+#: nodes per move, share of the soft budget and cap in ms by which the level ends, from the start)
+DEFENCE_LEVELS = ((3, 3000, 0.30, 600.0), (5, 10000, 0.45, 900.0))
+
+#: under threat, the search stops CHECK_SHARE of the soft budget early (at most CHECK_MAX_MS, ms)
+#: and the rest checks its choice, and after a refutation the next of its CHECK_MOVES most
+#: visited moves (:meth:`Player._checked_choice`)
+CHECK_SHARE = 0.08
+CHECK_MAX_MS = 100.0
+CHECK_MOVES = 6
 
 #: VCT limits of a move searched without a clock: (attacker nodes of the attack, of each defence
 #: check, nodes of each inner VCF, attacker nodes of all the defence checks); deterministic

@@ -42,15 +42,15 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, FrozenSet, List, Optional, Set, Tuple, Union
+from typing import Dict, FrozenSet, List, NamedTuple, Optional, Set, Tuple, Union
 
 from .board import Board
 from .rules import BLACK, EMPTY, WHITE, Rule, opponent
 from .tactics import (_INF_DEPTH, _blocks, _Ctx, _defences, _five_points, _four_moves,
                       _relevant, _window_squares, vcf_search)
 
-__all__ = ["VCTResult", "vct_search", "find_vct", "vct_defences", "threat_moves", "Position",
-           "read_positions"]
+__all__ = ["VCTResult", "vct_search", "find_vct", "vct_defences", "defence_candidates",
+           "safe_moves", "SafeMoves", "threat_moves", "Position", "read_positions"]
 
 
 @dataclass
@@ -304,6 +304,32 @@ def find_vct(board: Board, max_depth: int = 4, node_limit: int = 20000,
     return vct_search(board, max_depth, node_limit, deadline).line
 
 
+def defence_candidates(board: Board, threat_line: List[int], ctx: Optional[_Ctx] = None
+                       ) -> List[int]:
+    """The moves of the side to move that :func:`vct_defences` checks against the opponent's
+    ``threat_line`` (its VCT as if we passed, first move first): the empty squares on the lines
+    through its first move (within n) and within two squares of its next two plies -- a threat
+    sequence is stopped at its start (a long line's whole neighbourhood is most of the board, too
+    many to verify) -- then our own fours and threes (a counter-threat can gain the tempo). In that
+    order (the line's own squares first), without repeats; unchecked (forbidden points included)."""
+    if ctx is None:
+        ctx = _Ctx(board)
+    me = board.side_to_move
+    w, h = board.width, board.height
+    cands = _relevant(ctx, threat_line[:1])
+    for q in threat_line[1:3]:
+        qx, qy = q % w, q // w
+        for y in range(max(0, qy - 2), min(h, qy + 3)):
+            for x in range(max(0, qx - 2), min(w, qx + 3)):
+                if board[y * w + x] == EMPTY:
+                    cands.add(y * w + x)
+    counters = {m for m, _f, _t in _threats(ctx, me)}
+    order = [m for m in threat_line if m in cands]
+    order += sorted(cands - set(order))
+    order += sorted(counters - cands)
+    return order
+
+
 def vct_defences(board: Board, max_depth: int = 3, node_limit: int = 3000,
                  deadline: Optional[float] = None, threat_line: Optional[List[int]] = None,
                  vcf_nodes: int = 2000, total_nodes: Optional[int] = None
@@ -335,21 +361,7 @@ def vct_defences(board: Board, max_depth: int = 3, node_limit: int = 3000,
         if res.line is None:
             return None, aborted
         threat_line = res.line
-    # the squares on the lines through the threat's first move (within n) and within two of the
-    # next two plies: a threat sequence is stopped at its start (a long line's whole
-    # neighbourhood is most of the board, too many to verify)
-    w, h = board.width, board.height
-    cands = _relevant(ctx, threat_line[:1])
-    for q in threat_line[1:3]:
-        qx, qy = q % w, q // w
-        for y in range(max(0, qy - 2), min(h, qy + 3)):
-            for x in range(max(0, qx - 2), min(w, qx + 3)):
-                if board[y * w + x] == EMPTY:
-                    cands.add(y * w + x)
-    counters = {m for m, _f, _t in _threats(ctx, me)}
-    order = [m for m in threat_line if m in cands]
-    order += sorted(cands - set(order))
-    order += sorted(counters - cands)
+    order = defence_candidates(board, threat_line, ctx)
     me_forbid = ctx.renju and me == BLACK
     out: List[int] = []
     known: List[List[int]] = [threat_line]
@@ -381,6 +393,59 @@ def vct_defences(board: Board, max_depth: int = 3, node_limit: int = 3000,
         else:
             known.append(res.line)
     return out, aborted
+
+
+class SafeMoves(NamedTuple):
+    """What :func:`safe_moves` kept: ``kept`` (the moves not refuted, in the given order),
+    ``verified`` (those of them whose check ran to the end without finding a VCT) and ``aborted``
+    (a limit cut a check, or left moves unchecked)."""
+
+    kept: List[int]
+    verified: List[int]
+    aborted: bool
+
+
+def safe_moves(board: Board, moves: List[int], max_depth: int = 3, node_limit: int = 3000,
+               deadline: Optional[float] = None, vcf_nodes: int = 2000,
+               total_nodes: Optional[int] = None) -> SafeMoves:
+    """``moves`` (of the side to move) less those after which the opponent has a VCT.
+
+    Each move is played and the opponent's VCT searched (``node_limit`` attacker nodes, ``vcf_nodes``
+    per inner VCF); a move is dropped only when a VCT is *found*, so what is dropped is proved to
+    lose (within the tactics' rules) and what is kept is not proved to hold. Checked in the given
+    order: when ``deadline`` (absolute ``perf_counter()``) passes or ``total_nodes`` attacker nodes
+    are spent, the moves not yet checked are kept (unverified) and ``aborted`` is True. A move
+    that wins at once is kept and verified; ``kept`` is empty when every move loses. The board is
+    left unchanged.
+    """
+    kept: List[int] = []
+    verified: List[int] = []
+    aborted = False
+    spent = 0
+    for idx, m in enumerate(moves):
+        if (deadline is not None and time.perf_counter() > deadline) or \
+                (total_nodes is not None and spent >= total_nodes):
+            kept.extend(moves[idx:])
+            return SafeMoves(kept, verified, True)
+        if board[m] != EMPTY:
+            continue
+        if board.push(m):
+            board.pop()
+            kept.append(m)
+            verified.append(m)
+            continue
+        try:
+            res = vct_search(board, max_depth, node_limit, deadline, vcf_nodes)
+        finally:
+            board.pop()
+        spent += res.nodes
+        if res.line is None:
+            kept.append(m)
+            if res.aborted:
+                aborted = True
+            else:
+                verified.append(m)
+    return SafeMoves(kept, verified, aborted)
 
 
 # ---------------------------------------------------------------------------------------------
