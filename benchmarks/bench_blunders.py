@@ -1,0 +1,94 @@
+"""The player on the blunder set: positions from its own lost games where one move let a strong
+engine announce a mate (``benchmarks/data/blunder_positions.txt``, built by ``build_blunder_set.py``).
+Prints one JSON object.
+
+    .venv/bin/python benchmarks/bench_blunders.py [--ms 920] [--model NAME] [--heuristic]
+
+Each position is searched from scratch by the engine's player (the shipped network unless
+``--heuristic``) with ``--ms`` as its soft and hard limit (920 ms is what ``engine.py`` searches at
+``timeout_turn 1000``). ``held``: the move is in the position's answer (the moves after which the
+oracle found no mate); ``repeated``: it is the move that lost the game. The A/B switch of the root
+defence is the environment's (``PYGOMOKU_VCT_FILTER=0`` for the older root), so that the same command
+measures both. ``by_source`` counts which part of the player chose the moves that held.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Dict
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from gomoku_ai import shipped  # noqa: E402
+from gomoku_ai.evaluator import HeuristicEvaluator  # noqa: E402
+from gomoku_ai.player import Limit, Player  # noqa: E402
+from gomoku_ai.vct import read_positions  # noqa: E402
+
+
+def losing_moves(path: Path) -> Dict[str, str]:
+    """name -> the ``# loses:`` move of each block (read_positions keeps only the common keys)."""
+    out: Dict[str, str] = {}
+    name = ""
+    for ln in path.read_text(encoding="utf-8").splitlines():
+        if ln.startswith("# name:"):
+            name = ln.partition(":")[2].strip()
+        elif ln.startswith("# loses:"):
+            out[name] = ln.partition(":")[2].strip()
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--set", default=str(ROOT / "benchmarks" / "data" / "blunder_positions.txt"))
+    ap.add_argument("--ms", type=float, default=920.0, help="time per move (ms)")
+    ap.add_argument("--model", default=None, help="a shipped model name or a file (default: shipped)")
+    ap.add_argument("--heuristic", action="store_true", help="the heuristic evaluator, no network")
+    ap.add_argument("--limit", type=int, default=0, help="only the first N positions")
+    a = ap.parse_args()
+    path = Path(a.set)
+    positions = read_positions(path)
+    if a.limit:
+        positions = positions[:a.limit]
+    loses = losing_moves(path)
+    player = Player(HeuristicEvaluator()) if a.heuristic else shipped.load_player(a.model)
+    held = repeated = 0
+    times = []
+    sources: Counter = Counter()
+    failed = []
+    for p in positions:
+        b = p.board()
+        player.new_game()
+        t0 = time.perf_counter()
+        info = player.think(b, Limit(soft_ms=a.ms, hard_ms=a.ms))
+        times.append((time.perf_counter() - t0) * 1000.0)
+        name = b.move_name(info.move)
+        if info.move in p.answer:
+            held += 1
+            sources[str(info.source)] += 1
+        else:
+            failed.append(p.name)
+        repeated += name == loses.get(p.name)
+    n = len(positions)
+    out = {"set": str(path), "positions": n, "ms": a.ms,
+           "evaluator": "heuristic" if a.heuristic else getattr(
+               getattr(player.evaluator, "network", None), "basename", "?"),
+           "vct_filter": os.environ.get("PYGOMOKU_VCT_FILTER", "1") != "0",
+           "held": held, "held_rate": round(held / n, 3) if n else None,
+           "repeated": repeated, "by_source": dict(sources),
+           "ms_mean": round(statistics.mean(times), 1) if times else None,
+           "ms_max": round(max(times), 1) if times else None,
+           "not_held": failed, "python": platform.python_version()}
+    print(json.dumps(out, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,181 @@
+"""The root's defence under threat (``Player._safe_defences``, ``Player._checked_choice``,
+``vct.safe_moves``): positions from our own lost games against Rapfi (1 s per move, 15x15 freestyle),
+each taken where we were still alive by Rapfi's search (300,000 nodes) and played the move after which
+it announced a mate. In each, the opponent has a VCF as if we passed, so the root restricts the search
+to the moves that stop that VCF; but only one of them also stops the opponent's VCT, which the VCF
+defence alone cannot see. The expected move is Rapfi's own (it reports no mate against it)."""
+from __future__ import annotations
+
+import time
+from typing import List
+
+import pytest
+
+from gomoku_ai import tactics as T
+from gomoku_ai import vct as V
+from gomoku_ai.board import Board
+from gomoku_ai.player import Candidate, Limit, Player, SearchInfo, Source
+from gomoku_ai.rules import BLACK, WHITE
+
+# (name, board, side to move, Rapfi's move, the move we played and lost with)
+CASES = [
+    ("r100k-44", """
+...............
+......O........
+.....OX..O.....
+.....OXXXXO....
+......XXO..O...
+......XOX......
+.....XO.OX.X...
+....O..XO.O....
+.......OXOX....
+........OXO....
+.......X..OX...
+...............
+...............
+...............
+...............
+""", BLACK, "i2", "m6"),
+    ("r100k-54", """
+...............
+...............
+...............
+...............
+......X........
+.....O..O......
+..O.X.OXX......
+...X.XOX.......
+....XOOOXO.....
+...XOXXO.......
+...X..X.O......
+.......O.O.....
+..........X....
+...............
+...............
+""", WHITE, "h13", "h11"),
+    ("r100k-77", """
+...............
+...............
+...............
+...............
+...............
+...............
+...............
+.............X.
+........X.X.OO.
+.......OOXO.XX.
+........O..XO..
+...........X...
+...............
+...............
+...............
+""", WHITE, "k11", "h8"),
+]
+
+
+def board_of(text: str, to_move: int) -> Board:
+    return Board.from_ascii(text.strip("\n"), to_move=to_move)
+
+
+def sq(b: Board, name: str) -> int:
+    return next(m for m in range(b.size) if b.move_name(m) == name)
+
+
+@pytest.mark.parametrize("name,text,to_move,good,bad", CASES, ids=[c[0] for c in CASES])
+def test_the_vcf_defences_include_a_vct_loss(name: str, text: str, to_move: int, good: str,
+                                             bad: str) -> None:
+    """What makes the cases hard: both moves stop the VCF, and only the good one stops the VCT
+    (found at depth 3, the depth of the root's first check)."""
+    b = board_of(text, to_move)
+    defences = T.find_vcf_defences(b)
+    assert defences is not None and sq(b, good) in defences and sq(b, bad) in defences
+    for move, loses in ((good, False), (bad, True)):
+        b.push(sq(b, move))
+        try:
+            found = V.vct_search(b, max_depth=3, node_limit=3000).line
+        finally:
+            b.pop()
+        assert (found is not None) == loses, move
+
+
+@pytest.mark.parametrize("name,text,to_move,good,bad", CASES, ids=[c[0] for c in CASES])
+def test_safe_moves_keeps_only_the_vct_defence(name: str, text: str, to_move: int, good: str,
+                                               bad: str) -> None:
+    b = board_of(text, to_move)
+    before = (b.hash, list(b.moves))
+    defences = T.find_vcf_defences(b) or []
+    res = V.safe_moves(b, defences, max_depth=3, node_limit=3000)
+    assert res.kept == [sq(b, good)] and res.verified == [sq(b, good)] and not res.aborted
+    assert (b.hash, list(b.moves)) == before
+
+
+def test_safe_moves_keeps_what_it_has_not_checked() -> None:
+    name, text, to_move, good, bad = CASES[2]
+    b = board_of(text, to_move)
+    moves = [sq(b, bad), sq(b, good)]
+    res = V.safe_moves(b, moves, deadline=time.perf_counter() - 1.0)
+    assert res.kept == moves and res.verified == [] and res.aborted
+    res = V.safe_moves(b, moves, node_limit=3000, total_nodes=1)   # spent after the first check
+    assert res.kept == [sq(b, good)] and res.verified == [] and res.aborted
+
+
+@pytest.mark.parametrize("name,text,to_move,good,bad", CASES, ids=[c[0] for c in CASES])
+def test_player_plays_the_defence_that_also_stops_the_vct(name: str, text: str, to_move: int,
+                                                         good: str, bad: str) -> None:
+    b = board_of(text, to_move)
+    info = Player().think(b, Limit(soft_ms=1000, hard_ms=2000))
+    assert b.move_name(info.move) == good and info.source == Source.MCTS
+
+
+def test_the_old_root_is_kept_behind_the_switch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PYGOMOKU_VCT_FILTER=0 (A/B matches) restricts the root to the VCF defences alone."""
+    name, text, to_move, good, bad = CASES[2]
+    monkeypatch.setenv("PYGOMOKU_VCT_FILTER", "0")
+    p = Player()
+    assert not p.vct_filter
+    seen: List[List[int]] = []
+    search = p.mcts.search
+
+    def spy(board: Board, **kw):  # type: ignore[no-untyped-def]
+        seen.append(sorted(kw["restrict"]))
+        return search(board, **kw)
+
+    p.mcts.search = spy  # type: ignore[method-assign]
+    b = board_of(text, to_move)
+    p.think(b, Limit(soft_ms=500, hard_ms=1000))
+    assert seen == [sorted(T.find_vcf_defences(b) or [])] and len(seen[0]) == 3
+
+
+def _info(b: Board, names: List[str]) -> SearchInfo:
+    cands = [Candidate(sq(b, n), 100 - 10 * i, 0.1, 0.2) for i, n in enumerate(names)]
+    return SearchInfo(move=cands[0].move, value=0.1, visits=300, pv=[cands[0].move],
+                      source=Source.MCTS, candidates=cands, root_visits=sum(c.visits for c in cands))
+
+
+def test_checked_choice_takes_the_next_move_when_the_first_is_refuted() -> None:
+    name, text, to_move, good, bad = CASES[2]
+    b = board_of(text, to_move)
+    p = Player()
+    info = p._checked_choice(b, _info(b, [bad, good]), time.perf_counter(), 1000.0)
+    assert b.move_name(info.move) == good and info.pv == [sq(b, good)]
+    kept = _info(b, [good, bad])
+    assert p._checked_choice(b, kept, time.perf_counter(), 1000.0) is kept
+    # every checked move loses: the search's own choice stands
+    lost = _info(b, [bad, "m13"])
+    assert p._checked_choice(b, lost, time.perf_counter(), 1000.0) is lost
+    # no time left: nothing is checked
+    late = _info(b, [bad, good])
+    assert p._checked_choice(b, late, time.perf_counter() - 2.0, 1000.0) is late
+
+
+def test_defence_candidates_hold_what_vct_defences_keeps() -> None:
+    name, text, to_move, good, bad = CASES[1]
+    b = board_of(text, to_move)
+    b.pass_turn()
+    threat = V.vct_search(b, max_depth=3, node_limit=3000).line
+    b.pass_turn()
+    assert threat is not None
+    cands = V.defence_candidates(b, threat)
+    assert len(cands) == len(set(cands)) and threat[0] == cands[0]
+    defs, _aborted = V.vct_defences(b, threat_line=threat)
+    assert defs and set(defs) <= set(cands)
