@@ -78,8 +78,8 @@ def main() -> int:
         repeated += name == loses.get(p.name)
     n = len(positions)
     out = {"set": str(path), "positions": n, "ms": a.ms,
-           "evaluator": "heuristic" if a.heuristic else getattr(
-               getattr(player.evaluator, "network", None), "basename", "?"),
+           "evaluator": "heuristic" if a.heuristic else Path(str(getattr(
+               getattr(player.evaluator, "network", None), "basename", "?"))).name,
            "vct_filter": os.environ.get("PYGOMOKU_VCT_FILTER", "1") != "0",
            "held": held, "held_rate": round(held / n, 3) if n else None,
            "repeated": repeated, "by_source": dict(sources),

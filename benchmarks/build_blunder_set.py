@@ -11,8 +11,8 @@ to move that the oracle (``--nodes``) does not call lost (no ``-M``), where the 
 oracle announce a mate. Left out: a forced move (the only block of a four: the game was lost before,
 beyond the oracle's horizon) and a position where the player's move was the oracle's own. The answer
 is every move within two squares of a stone after which the oracle, now to move for the other side,
-finds no mate; ``# loses:`` names the move that was played. Positions whose answer is empty are left
-out (the oracle's horizon again).
+finds no mate; ``# loses:`` names the move that was played. Left out too, as the oracle's horizon
+again: positions whose answer is empty, or holds the move that was played.
 """
 from __future__ import annotations
 
@@ -78,6 +78,7 @@ def main() -> int:
     ap.add_argument("--engine", required=True, help="the oracle's pbrain command")
     ap.add_argument("--player", default="ours", help="whose losses (the tournament name)")
     ap.add_argument("--nodes", type=int, default=300000, help="oracle nodes per question")
+    ap.add_argument("--max-positions", type=int, default=0, help="stop after N positions (0: all)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "data" / "blunder_positions.txt"))
     a = ap.parse_args()
     orc = Oracle([a.engine], a.nodes, 15)
@@ -96,8 +97,8 @@ def main() -> int:
                     continue
                 b = found["board"]
                 ans = answers(orc, b)
-                if not ans:
-                    continue
+                if not ans or found["played"] in ans:
+                    continue            # the oracle's horizon: nothing holds, or the move did
                 n += 1
                 tm = "X" if b.side_to_move == BLACK else "O"
                 blocks.append("\n".join([
@@ -109,6 +110,10 @@ def main() -> int:
                 print(f"blunder{n:02d}: {Path(folder).name} game {g['game']}: {len(ans)} holding moves",
                       flush=True)
                 atomic_write_text(a.out, "\n".join(blocks))
+                if a.max_positions and n >= a.max_positions:
+                    break
+            if a.max_positions and n >= a.max_positions:
+                break
     finally:
         orc.close()
     print(f"{n} positions -> {a.out}")

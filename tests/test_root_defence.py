@@ -7,6 +7,7 @@ defence alone cannot see. The expected move is Rapfi's own (it reports no mate a
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import List
 
 import pytest
@@ -179,3 +180,26 @@ def test_defence_candidates_hold_what_vct_defences_keeps() -> None:
     assert len(cands) == len(set(cands)) and threat[0] == cands[0]
     defs, _aborted = V.vct_defences(b, threat_line=threat)
     assert defs and set(defs) <= set(cands)
+
+
+BLUNDERS = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "blunder_positions.txt"
+
+
+def test_the_blunder_set_is_well_formed() -> None:
+    """``benchmarks/bench_blunders.py``'s positions: each has holding moves (the oracle's answer), a
+    losing move that is not among them, and every named move is an empty square."""
+    positions = V.read_positions(BLUNDERS)
+    loses = {}
+    name = ""
+    for ln in BLUNDERS.read_text(encoding="utf-8").splitlines():
+        if ln.startswith("# name:"):
+            name = ln.partition(":")[2].strip()
+        elif ln.startswith("# loses:"):
+            loses[name] = ln.partition(":")[2].strip()
+    assert len(positions) >= 40 and set(loses) == {p.name for p in positions}
+    for p in positions:
+        b = p.board()
+        bad = b.parse(loses[p.name])
+        assert p.kind == "defend" and p.answer and bad not in p.answer, p.name
+        assert all(b.is_empty(m) for m in p.answer | {bad}), p.name
+        assert b.winner is None and len(T.must_block(b)) != 1, p.name   # not a forced block
