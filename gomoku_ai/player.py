@@ -236,33 +236,13 @@ class Player:
         if hard is not None and soft is not None:
             soft = min(soft, hard)
         instant = soft is not None and soft <= 0 and not limit.visits
-        # Root tactics: our VCF first, then the opponent's.
         restrict: Optional[List[int]] = None
         threatened = False      # the opponent has a VCF or VCT as if we passed (or it is not known)
         if self.use_vcf and not instant:
-            # caps only: a VCF search usually ends in well under 50 ms (bench_tactics), and these
-            # phases do not watch ``stop``, so they are kept short
-            budget = 0.15 * (soft if soft is not None else 2000.0)
-            dl = t0 + min(budget, 500.0) / 1000.0
-            line = _find_vcf(board, dl)
-            if line:
-                return done(SearchInfo(move=line[0], value=1.0, pv=list(line), proven=1,
-                                       source=Source.VCF, depth=len(line)))
-            opp_vcf = False
-            if stop is None or not stop.is_set():
-                dl2 = t0 + min(2 * budget, 1000.0) / 1000.0
-                defences = _vcf_defences(board, dl2)
-                if defences is not None:
-                    opp_vcf = threatened = True
-                    restrict = defences if defences else None
-                    if restrict and self.use_vct and self.vct_filter:
-                        restrict = self._safe_defences(board, restrict, t0, soft)
-            # a VCT (threes) cannot outrun the opponent's VCF: only without one
-            if self.use_vct and not opp_vcf and (stop is None or not stop.is_set()):
-                found = self._root_vct(board, t0, soft)
-                if isinstance(found, SearchInfo):
-                    return done(found)
-                restrict, threatened = found
+            found = self._root_tactics(board, t0, soft, stop)
+            if isinstance(found, SearchInfo):
+                return done(found)
+            restrict, threatened = found
         if instant:
             move = self._static_choice(board)
             return done(SearchInfo(move=move, pv=[move], source=Source.STATIC))
@@ -291,6 +271,36 @@ class Player:
         if not board.is_empty(info.move):
             raise AssertionError("search produced an occupied square")  # never expected
         return done(info)
+
+    def _root_tactics(self, board: Board, t0: float, soft: Optional[float],
+                      stop: Optional[threading.Event]
+                      ) -> "SearchInfo | Tuple[Optional[List[int]], bool]":
+        """The root's tactics before the search: our VCF, then the opponent's (and the moves that
+        stop it), then our VCT and the opponent's (:meth:`_root_vct`). A proven win as a
+        SearchInfo to play, else ``(restrict, threatened)``: the moves the search is limited to
+        (None: all) and whether the opponent has a VCF or VCT as if we passed. ``soft`` in ms
+        from ``t0`` (None: node limits alone)."""
+        # caps only: a VCF search usually ends in well under 50 ms (bench_tactics), and these
+        # phases do not watch ``stop``, so they are kept short
+        budget = 0.15 * (soft if soft is not None else 2000.0)
+        dl = t0 + min(budget, 500.0) / 1000.0
+        line = _find_vcf(board, dl)
+        if line:
+            return SearchInfo(move=line[0], value=1.0, pv=list(line), proven=1,
+                              source=Source.VCF, depth=len(line))
+        restrict: Optional[List[int]] = None
+        if stop is None or not stop.is_set():
+            dl2 = t0 + min(2 * budget, 1000.0) / 1000.0
+            defences = _vcf_defences(board, dl2)
+            if defences is not None:
+                restrict = defences if defences else None
+                if restrict and self.use_vct and self.vct_filter:
+                    restrict = self._safe_defences(board, restrict, t0, soft)
+                # a VCT (threes) cannot outrun the opponent's VCF: none searched
+                return restrict, True
+        if self.use_vct and (stop is None or not stop.is_set()):
+            return self._root_vct(board, t0, soft)
+        return None, False
 
     def _extend_to(self, t0: float, soft: Optional[float], hard: Optional[float]
                    ) -> Optional[float]:
