@@ -124,7 +124,8 @@ def test_safe_moves_keeps_what_it_has_not_checked() -> None:
 def test_player_plays_the_defence_that_also_stops_the_vct(name: str, text: str, to_move: int,
                                                          good: str, bad: str) -> None:
     b = board_of(text, to_move)
-    info = Player().think(b, Limit(soft_ms=1000, hard_ms=2000))
+    # a generous budget, so that the depth-3 checks (0.1-0.3 s here) finish even on a loaded machine
+    info = Player().think(b, Limit(soft_ms=3000, hard_ms=4000))
     assert b.move_name(info.move) == good and info.source == Source.MCTS
 
 
