@@ -22,7 +22,6 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Dict
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -31,18 +30,6 @@ from gomoku_ai import shipped  # noqa: E402
 from gomoku_ai.evaluator import HeuristicEvaluator  # noqa: E402
 from gomoku_ai.player import Limit, Player  # noqa: E402
 from gomoku_ai.vct import read_positions  # noqa: E402
-
-
-def losing_moves(path: Path) -> Dict[str, str]:
-    """name -> the ``# loses:`` move of each block (read_positions keeps only the common keys)."""
-    out: Dict[str, str] = {}
-    name = ""
-    for ln in path.read_text(encoding="utf-8").splitlines():
-        if ln.startswith("# name:"):
-            name = ln.partition(":")[2].strip()
-        elif ln.startswith("# loses:"):
-            out[name] = ln.partition(":")[2].strip()
-    return out
 
 
 def main() -> int:
@@ -57,7 +44,6 @@ def main() -> int:
     positions = read_positions(path)
     if a.limit:
         positions = positions[:a.limit]
-    loses = losing_moves(path)
     player = Player(HeuristicEvaluator()) if a.heuristic else shipped.load_player(a.model)
     held = repeated = 0
     times = []
@@ -69,13 +55,12 @@ def main() -> int:
         t0 = time.perf_counter()
         info = player.think(b, Limit(soft_ms=a.ms, hard_ms=a.ms))
         times.append((time.perf_counter() - t0) * 1000.0)
-        name = b.move_name(info.move)
         if info.move in p.answer:
             held += 1
             sources[str(info.source)] += 1
         else:
             failed.append(p.name)
-        repeated += name == loses.get(p.name)
+        repeated += info.move in p.loses
     n = len(positions)
     out = {"set": str(path), "positions": n, "ms": a.ms,
            "evaluator": "heuristic" if a.heuristic else Path(str(getattr(

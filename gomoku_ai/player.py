@@ -401,9 +401,7 @@ class Player:
         0.6 s), then the survivors at depth 5 until about 45% (at most 0.9 s); without a clock, at
         depth 3 on node limits alone (deterministic)."""
         if len(defences) > 1:
-            item = self.evaluator.prepare(board)
-            logits, _ = self.evaluator.evaluate([item], (board.height, board.width))
-            lg = logits[0]
+            lg = self._prior_logits(board)
             defences = sorted(defences, key=lambda mv: -float(lg[mv]))
         if soft is None:
             _a, node_limit, vcf_nodes, total = VCT_NODES_NO_CLOCK
@@ -439,13 +437,16 @@ class Player:
                           proven=int(root.proven) if root else 0, source=Source.MCTS,
                           candidates=cands, root_visits=sum(c.visits for c in cands))
 
-    def _static_choice(self, board: Board) -> int:
-        """Answer-at-once move: the evaluator's best prior among the legal candidates."""
-        cands = _candidates(board)
+    def _prior_logits(self, board: Board) -> np.ndarray:
+        """The evaluator's policy logits for the side to move, ``(size,)`` over flat indices."""
         item = self.evaluator.prepare(board)
         logits, _ = self.evaluator.evaluate([item], (board.height, board.width))
-        lg = logits[0]
-        return max(cands, key=lambda mv: lg[mv])
+        return logits[0]
+
+    def _static_choice(self, board: Board) -> int:
+        """Answer-at-once move: the evaluator's best prior among the legal candidates."""
+        lg = self._prior_logits(board)
+        return max(_candidates(board), key=lambda mv: lg[mv])
 
 
 #: the root's defence checks with a clock (:meth:`Player._safe_defences`): (VCT depth, attacker

@@ -371,37 +371,10 @@ def vct_defences(board: Board, max_depth: int = 3, node_limit: int = 3000,
             return None, aborted
         threat_line = res.line
     order = defence_candidates(board, threat_line, ctx)
-    me_forbid = ctx.renju and me == BLACK
-    out: List[int] = []
-    known: List[List[int]] = [threat_line]
-    spent = 0
-    for idx, m in enumerate(order):
-        if m in out:
-            continue
-        if (deadline is not None and time.perf_counter() > deadline) or \
-                (total_nodes is not None and spent >= total_nodes):
-            out.extend(q for q in order[idx:] if q not in out
-                       and not (me_forbid and ctx.forbidden(q)))
-            return out, True
-        if me_forbid and ctx.forbidden(m):
-            continue
-        if board[m] != EMPTY:
-            continue
-        if board.push(m):
-            board.pop()
-            out.append(m)
-            continue
-        try:
-            res = vct_search(board, max_depth, node_limit, deadline, vcf_nodes)
-        finally:
-            board.pop()
-        spent += res.nodes
-        if res.line is None:
-            out.append(m)
-            aborted = aborted or res.aborted
-        else:
-            known.append(res.line)
-    return out, aborted
+    if ctx.renju and me == BLACK:
+        order = [m for m in order if not ctx.forbidden(m)]
+    checked = safe_moves(board, order, max_depth, node_limit, deadline, vcf_nodes, total_nodes)
+    return checked.kept, aborted or checked.aborted
 
 
 class SafeMoves(NamedTuple):
@@ -464,7 +437,8 @@ def safe_moves(board: Board, moves: List[int], max_depth: int = 3, node_limit: i
 class Position:
     """One labelled tactical position. ``kind`` is ``"win"`` (``answer``: the winning threat moves)
     or ``"defend"`` (``answer``: the moves that stop the opponent's threat); ``rows`` is the ASCII
-    board (``X`` Black, ``O`` White, ``.`` empty), ``to_move`` BLACK or WHITE."""
+    board (``X`` Black, ``O`` White, ``.`` empty), ``to_move`` BLACK or WHITE. ``loses``: moves
+    known to lose (the blunder set's ``# loses:``; empty when the block names none)."""
 
     name: str
     kind: str
@@ -473,6 +447,7 @@ class Position:
     rows: Tuple[str, ...]
     answer: FrozenSet[int]
     source: str = ""
+    loses: FrozenSet[int] = frozenset()
 
     def board(self) -> Board:
         """A fresh board of the position (side to move set)."""
@@ -481,7 +456,8 @@ class Position:
 
 def read_positions(path: Union[str, Path]) -> List[Position]:
     """The positions of a set file: blocks of ``# key: value`` lines (name, kind, to_move X/O,
-    rule, answer as h8-style names, source) followed by board rows, separated by blank lines.
+    rule, answer as h8-style names, source, optionally loses) followed by board rows, separated by
+    blank lines.
     Raises ValueError naming the file and the block on a malformed block."""
     text = Path(path).read_text(encoding="utf-8")
     out: List[Position] = []
@@ -508,8 +484,9 @@ def read_positions(path: Union[str, Path]) -> List[Position]:
             answer = frozenset(b.parse(n) for n in head["answer"].split())
             if not answer:
                 raise ValueError("empty answer")
+            loses = frozenset(b.parse(n) for n in head.get("loses", "").split())
             out.append(Position(head.get("name", f"block{k}"), kind, to_move, rule, tuple(rows),
-                                answer, head.get("source", "")))
+                                answer, head.get("source", ""), loses))
         except (KeyError, ValueError) as e:
             raise ValueError(f"{path}: block {k + 1}: {e}") from None
     return out
