@@ -205,6 +205,12 @@ class Board:
         self._buf[self._pad[m]] = WALL
         self._walls.append(m)
 
+    @property
+    def stones_key(self) -> int:
+        """The Zobrist hash of the stones alone: the same whoever is to move (``hash`` also
+        toggles with the turn, on every move and pass)."""
+        return self.hash ^ _TURN_KEY if self.side_to_move == WHITE else self.hash
+
     def pass_turn(self) -> None:
         """Give the move to the other side without a stone (used to set up positions)."""
         self.side_to_move = opponent(self.side_to_move)

@@ -296,7 +296,8 @@ def _table(rule: Rule, n: int, c: int) -> Dict[bytes, Optional[_LineInfo]]:
 class _Ctx:
     """Per-call view of a board: buffer, geometry and pattern tables for both colours."""
 
-    __slots__ = ("board", "buf", "pad", "geo", "rule", "n", "tabs", "fd", "seg", "caro", "renju")
+    __slots__ = ("board", "buf", "pad", "geo", "rule", "n", "tabs", "fd", "seg", "caro", "renju",
+                 "_wkey", "_wval", "_fives", "_wants")
 
     def __init__(self, board: Board) -> None:
         self.board = board
@@ -312,6 +313,33 @@ class _Ctx:
         self.seg = g.seg
         self.caro = board.rule is Rule.CARO
         self.renju = board.rule is Rule.RENJU
+        # the last position's window scans (see windows), by the board's stones_key
+        self._wkey: Optional[int] = None
+        self._wval: Tuple[List[Tuple[int, int]], ...] = ()
+        self._fives: List[Optional[List[int]]] = [None, None, None]
+        n = board.n
+        self._wants = ((BLACK, n - 1), (WHITE, n - 1), (BLACK, n - 2), (WHITE, n - 2))
+
+    def windows(self, c: int) -> Tuple[List[Tuple[int, int]], List[Tuple[int, int]]]:
+        """:func:`_window_squares` of ``c`` with n - 1 stones (five-point candidates) and with
+        n - 2 (four candidates) at the board's current position. All four scans (both colours) are
+        made in one pass and kept until the stones change: a VCT node asks for them up to six
+        times (its five-points, then its VCF searches, passing or not). Do not modify the lists."""
+        key = self.board.stones_key
+        if key != self._wkey:
+            self._wval = tuple(_window_scans(self, self._wants))
+            self._fives = [None, None, None]
+            self._wkey = key
+        v = self._wval
+        return (v[0], v[2]) if c == BLACK else (v[1], v[3])
+
+    def five_points(self, c: int) -> List[int]:
+        """Sorted five-points of ``c`` now (a new list; kept with :meth:`windows`)."""
+        fours = self.windows(c)[0]
+        f = self._fives[c]
+        if f is None:
+            f = self._fives[c] = _five_points(self, c, fours)
+        return list(f)
 
     def info(self, m: int, d: int, c: int) -> _LineInfo:
         """Line ``d`` through ``m`` with ``m`` taken as a ``c`` stone (``m`` empty or ``c``)."""
@@ -383,32 +411,79 @@ class _Ctx:
 def _window_squares(ctx: _Ctx, c: int, need: int) -> List[Tuple[int, int]]:
     """(square, direction) of the empty squares of every n-window holding exactly ``need`` stones
     of ``c`` and nothing but empty squares otherwise. Deduplicated, in board-line order."""
+    return _window_scans(ctx, ((c, need),))[0]
+
+
+def _window_scans(ctx: _Ctx, wants: Tuple[Tuple[int, int], ...]
+                  ) -> List[List[Tuple[int, int]]]:
+    """:func:`_window_squares` for each (colour, need) of ``wants``, in one pass over the lines.
+
+    Hot (every VCF search starts with three of these scans): each board line's answers are
+    looked up by the line's cells in :data:`_LINE_SQUARES` (:func:`_line_squares`), so a line is
+    scanned window by window only the first time its contents are seen. A square appears once
+    per direction, and two lines never share a (square, direction), so no set is needed."""
     buf = ctx.buf
     n = ctx.n
-    empties = n - need
-    out: List[Tuple[int, int]] = []
-    seen: Set[Tuple[int, int]] = set()
-    for lo, hi, step, m0, fd, length, d in ctx.geo.lines:
+    tkey = (wants, n)
+    table = _LINE_SQUARES.get(tkey)
+    if table is None or len(table) > _LINE_SQUARES_MAX:
+        table = _LINE_SQUARES[tkey] = {}
+    least: Dict[int, int] = {}       # per colour, the fewest stones any want needs
+    for c, need in wants:
+        least[c] = min(need, least.get(c, need))
+    checks = tuple(least.items())
+    outs: List[List[Tuple[int, int]]] = [[] for _ in wants]
+    k = len(wants)
+    for lo, hi, step, m0, fd, _length, d in ctx.geo.lines:
         seg = buf[lo:hi:step]
-        if seg.count(c) < need:
+        for c, need in checks:
+            if seg.count(c) >= need:
+                break
+        else:
             continue
-        for s in range(length - n + 1):
-            w = seg[s:s + n]
-            if w.count(c) == need and w.count(EMPTY) == empties:
-                j = w.find(EMPTY)
-                while j >= 0:
-                    key = (m0 + (s + j) * fd, d)
-                    if key not in seen:
-                        seen.add(key)
-                        out.append(key)
-                    j = w.find(EMPTY, j + 1)
-    return out
+        key = bytes(seg)
+        found = table.get(key)
+        if found is None:
+            found = table[key] = tuple(_line_squares(key, c, need, n) for c, need in wants)
+        for i in range(k):
+            for off in found[i]:
+                outs[i].append((m0 + off * fd, d))
+    return outs
 
 
-def _five_points(ctx: _Ctx, c: int) -> List[int]:
+#: per (wants, n) of :func:`_window_scans`: a board line's cells -> its :func:`_line_squares`
+#: for each want. A table is cleared when it holds over :data:`_LINE_SQUARES_MAX` lines
+_LINE_SQUARES: Dict[Tuple[Tuple[Tuple[int, int], ...], int],
+                    Dict[bytes, Tuple[Tuple[int, ...], ...]]] = {}
+_LINE_SQUARES_MAX = 200_000
+
+
+def _line_squares(cells: bytes, c: int, need: int, n: int) -> Tuple[int, ...]:
+    """Positions (0-based along the line ``cells``) of the empty squares of every n-window of the
+    line that holds exactly ``need`` stones of ``c`` and empty squares otherwise; each position
+    once, in the order first met (windows left to right, squares left to right)."""
+    empties = n - need
+    out: List[int] = []
+    for s in range(len(cells) - n + 1):
+        w = cells[s:s + n]
+        if w.count(c) == need and w.count(EMPTY) == empties:
+            j = w.find(EMPTY)
+            while j >= 0:
+                if s + j not in out:
+                    out.append(s + j)
+                j = w.find(EMPTY, j + 1)
+    return tuple(out)
+
+
+def _five_points(ctx: _Ctx, c: int,
+                 squares: Optional[List[Tuple[int, int]]] = None) -> List[int]:
+    """Sorted five-points of ``c`` (a new list); ``squares``: :func:`_window_squares` of ``c``
+    with n - 1 stones (None: :meth:`_Ctx.five_points`, which keeps them for the position)."""
+    if squares is None:
+        return ctx.five_points(c)
     board = ctx.board
     out: List[int] = []
-    for m, _d in _window_squares(ctx, c, ctx.n - 1):
+    for m, _d in squares:
         if m not in out and board.makes_five(m, c):
             out.append(m)
     out.sort()
@@ -627,8 +702,9 @@ class VCFResult:
 class _VCF:
     """Depth-first VCF prover for the side to move (the attacker)."""
 
-    def __init__(self, board: Board, node_limit: int, deadline: Optional[float]) -> None:
-        self.ctx = ctx = _Ctx(board)
+    def __init__(self, board: Board, node_limit: int, deadline: Optional[float],
+                 ctx: Optional[_Ctx] = None) -> None:
+        self.ctx = ctx = ctx if ctx is not None else _Ctx(board)
         self.board = board
         self.buf = ctx.buf
         self.pad = ctx.pad
@@ -647,13 +723,13 @@ class _VCF:
         ctx = self.ctx
         t0 = time.perf_counter()
         res = VCFResult(None)
-        own = _five_points(ctx, self.att)
+        own = ctx.five_points(self.att)
         if own:
             res.line = [own[0]]
             res.elapsed_s = time.perf_counter() - t0
             return res
-        D = _five_points(ctx, self.dfn)
-        cands = _window_squares(ctx, self.att, ctx.n - 2)
+        D = ctx.five_points(self.dfn)
+        cands = list(ctx.windows(self.att)[1])     # a copy: used as a stack below
         try:
             for depth in range(1, max_depth + 1):
                 res.depth = depth
@@ -803,6 +879,18 @@ def vcf_search(board: Board, max_depth: int = 40, node_limit: int = 20000,
     if board.winner is not None:
         return VCFResult(None, complete=True)
     res = _VCF(board, node_limit, deadline).run(max_depth)
+    res.elapsed_s = time.perf_counter() - t0
+    return res
+
+
+def _vcf_in(ctx: _Ctx, node_limit: int, deadline: Optional[float],
+            max_depth: int = 40) -> VCFResult:
+    """:func:`vcf_search` on ``ctx.board`` reusing the caller's ``ctx`` (its window scans are
+    kept between calls at the same stones: :meth:`_Ctx.windows`)."""
+    t0 = time.perf_counter()
+    if ctx.board.winner is not None:
+        return VCFResult(None, complete=True)
+    res = _VCF(ctx.board, node_limit, deadline, ctx).run(max_depth)
     res.elapsed_s = time.perf_counter() - t0
     return res
 

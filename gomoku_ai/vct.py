@@ -56,7 +56,7 @@ from typing import Dict, FrozenSet, List, NamedTuple, Optional, Set, Tuple, Unio
 from .board import Board
 from .rules import BLACK, EMPTY, WHITE, Rule, opponent
 from .tactics import (_INF_DEPTH, _blocks, _Ctx, _defences, _five_points, _four_moves,
-                      _relevant, _window_squares, vcf_search)
+                      _relevant, _vcf_in, _window_squares, vcf_search)
 
 __all__ = ["VCTResult", "vct_search", "find_vct", "vct_defences", "defence_candidates",
            "safe_moves", "SafeMoves", "threat_moves", "Position", "read_positions"]
@@ -152,7 +152,7 @@ class _VCT:
         """VCF of the side to move: (line or None, aborted)."""
         if self.deadline is not None and time.perf_counter() > self.deadline:
             raise _Abort
-        res = vcf_search(self.board, node_limit=self.vcf_nodes, deadline=self.deadline)
+        res = _vcf_in(self.ctx, self.vcf_nodes, self.deadline)
         self.vcf_total += res.nodes
         return res.line, res.aborted
 

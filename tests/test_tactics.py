@@ -1036,3 +1036,96 @@ def test_caro_straight_four_stopped_at_the_end() -> None:
     assert T.find_vcf(b) is None                     # so O's three is no VCF threat in caro
     fb, _ = pos("X.OOOf.", F, WHITE)
     assert T.find_vcf(fb) is not None                # but it is in freestyle
+
+
+# ------------------------------------------------------------------------ window scans (hot path)
+
+def _ref_window_squares(board: Board, c: int, need: int) -> List[Tuple[int, int]]:
+    """Brute force over every n-window of every line, straight from ``board[x]``: the
+    (square, direction) pairs of the empty squares of windows with ``need`` stones of ``c`` and
+    empty squares otherwise, in board-line order, first occurrence kept."""
+    w, h, n = board.width, board.height, board.n
+    out: List[Tuple[int, int]] = []
+    for d, (dx, dy) in enumerate(((1, 0), (0, 1), (1, 1), (-1, 1))):
+        for y in range(h):
+            for x in range(w):
+                if 0 <= x - dx < w and 0 <= y - dy < h:
+                    continue                      # not the first square of its line
+                line = []
+                xx, yy = x, y
+                while 0 <= xx < w and 0 <= yy < h:
+                    line.append(yy * w + xx)
+                    xx, yy = xx + dx, yy + dy
+                for s in range(len(line) - n + 1):
+                    win = line[s:s + n]
+                    vals = [board[q] for q in win]
+                    if vals.count(c) == need and vals.count(EMPTY) == n - need:
+                        for q in win:
+                            if board[q] == EMPTY and (q, d) not in out:
+                                out.append((q, d))
+    return out
+
+
+@pytest.mark.parametrize("size,n", [((15, 15), 5), ((20, 20), 5), ((12, 9), 5), ((10, 10), 4)])
+def test_window_scans_match_a_brute_force_reference(size: Tuple[int, int], n: int) -> None:
+    """The line-table scans (one pass, several wants, memoised per position) give exactly the
+    brute-force answer, order included, on random boards -- also after pushes, pops and passes,
+    which must invalidate the memo of the _Ctx kept across them."""
+    rng = random.Random(17 + size[0] * 31 + n)
+    w, h = size
+    for trial in range(12):
+        board = Board(w, h, n=n)
+        cells = list(range(w * h))
+        rng.shuffle(cells)
+        for m in cells[:rng.randrange(4, w * h // 3)]:
+            board.push(m)
+            if board.winner is not None:
+                board.pop()
+        ctx = T._Ctx(board)
+        for step in range(6):
+            for c in (BLACK, WHITE):
+                for need in (n - 1, n - 2, n - 3):
+                    assert T._window_squares(ctx, c, need) == \
+                        _ref_window_squares(board, c, need), (trial, step, c, need)
+                fives, fours = ctx.windows(c)
+                assert fives == _ref_window_squares(board, c, n - 1)
+                assert fours == _ref_window_squares(board, c, n - 2)
+                assert ctx.five_points(c) == T.five_points(board, c) == sorted(
+                    m for m in board.empty_squares() if board.makes_five(m, c))
+            # change the position under the same _Ctx: a pass, a pop, or a push
+            if step % 3 == 0:
+                board.pass_turn()
+            elif step % 3 == 1 and board.moves:
+                board.pop()
+            else:
+                free = [m for m in board.empty_squares()]
+                board.push(rng.choice(free))
+
+
+def test_stones_key_ignores_the_turn_and_follows_the_stones() -> None:
+    b = Board(15)
+    k0 = b.stones_key
+    b.pass_turn()
+    assert b.stones_key == k0 and b.hash != 0
+    b.pass_turn()
+    b.push(112)
+    k1 = b.stones_key
+    assert k1 != k0
+    b.pass_turn()
+    assert b.stones_key == k1
+    b.pass_turn()
+    b.pop()
+    assert b.stones_key == k0
+    # the same stones reached in another order, with a pass on the way, give the same key
+    a = Board(15)
+    for m in (112, 113, 127):
+        a.push(m)
+    c = Board(15)
+    c.pass_turn()
+    c.push(113)           # White
+    c.push(127)           # Black
+    c.pass_turn()
+    c.push(112)           # Black
+    assert [a[m] for m in range(225)] == [c[m] for m in range(225)]
+    assert a.stones_key == c.stones_key
+    assert a.hash != c.hash or a.side_to_move == c.side_to_move
