@@ -184,6 +184,7 @@ class SearchTree:
         self.n_nodes = 0
         self.board: Optional[Board] = None      # the board being searched (played forward/back)
         self.restrict: Optional[Set[int]] = None  # allowed root children, None: all
+        self.root_restricted = False   # the root's children were limited by a restriction
         self._near_root: np.ndarray = np.zeros((0, 0), bool)
         self._root_len = 0
 
@@ -192,12 +193,15 @@ class SearchTree:
         self.root = None
         self.key = ()
         self.n_nodes = 0
+        self.root_restricted = False
 
     # ------------------------------------------------------------------ tree reuse
     def attach(self, board: Board, restrict: Optional[Set[int]]) -> bool:
         """Point the search at ``board``: keep the subtree of the moves played since, if any.
-        ``restrict``: the root's children are limited to these moves (None: no limit).
+        ``restrict``: the root's children are limited to these moves (None: no limit); a kept
+        subtree keeps the statistics of the children it allows (:meth:`_restrict_kept`).
         True when the root is a kept subtree that already has priors."""
+        before = self.restrict if self.root_restricted else None
         self.restrict = restrict
         self.board = board
         self._root_len = len(board.moves)
@@ -207,6 +211,12 @@ class SearchTree:
         key_prefix = (board.width, board.height, board.rule, walls)
         moves = tuple(board.moves)
         node = self._kept_subtree(key_prefix, moves, board.side_to_move)
+        if node is not None and node is self.root and self.root_restricted and restrict != before:
+            node = None         # the same root searched again under another restriction, or none
+        if node is not None and restrict is not None and node.expanded and \
+                not self._restrict_kept(node, restrict):
+            node = None
+        self.root_restricted = restrict is not None
         if node is None or node.terminal is not None:
             reused = False
             self.n_nodes = 1
@@ -218,6 +228,33 @@ class SearchTree:
         self.root = node
         self.key = key_prefix + (moves, board.side_to_move)
         return reused and node.expanded
+
+    @staticmethod
+    def _restrict_kept(node: Node, restrict: Set[int]) -> bool:
+        """Limit the children of the kept, expanded ``node`` (about to become the root) to the
+        moves of ``restrict``, keeping their visits, values and subtrees, with the priors
+        renormalised over them. The children are those a fresh root would get: its candidates
+        that are in ``restrict``, all of them when none is. False (start a fresh root instead)
+        when ``node`` is already proven, since its proof may rest on a child now left out."""
+        if node.proven != 0:
+            return False
+        keep = [i for i, m in enumerate(node.moves.tolist()) if m in restrict]
+        if not keep or len(keep) == len(node.moves):
+            return True
+        idx = np.asarray(keep, np.int64)
+        node.moves = node.moves[idx]
+        p = node.P[idx]
+        node.P = p / p.sum() if p.sum() > 0 else np.full(len(idx), 1.0 / len(idx))
+        node.N = node.N[idx]
+        node.W = node.W[idx]
+        node.Q = node.Q[idx]
+        node.PU = node.P / (1.0 + node.N)
+        node.children = [node.children[i] for i in keep]
+        node.n = 1 + int(node.N.sum())
+        node.n_lost = sum(1 for ch in node.children if ch is not None and ch.proven == 1)
+        if node.n_lost == len(keep):
+            node.proven = -1
+        return True
 
     def _kept_subtree(self, key_prefix: Tuple[Any, ...], moves: Tuple[int, ...],
                       side_to_move: int) -> Optional[Node]:
@@ -502,11 +539,9 @@ class MCTS:
         stops before the deadline once the best move is settled, and goes on past it, up to
         ``extend_to``, while it is not.
         ``restrict``: the root's children are limited to these moves (e.g. the defences against
-        the opponent's VCF); it resets a reused tree.
+        the opponent's VCF); a reused tree keeps what it knows of them.
         At least one simulation is always run so that the root is expanded.
         """
-        if restrict is not None:
-            self.reset()
         t0 = time.perf_counter()
         stats = SearchStats()
         kept = self.tree.attach(board, None if restrict is None else set(int(m) for m in restrict))

@@ -248,7 +248,7 @@ class Player:
             return done(SearchInfo(move=move, pv=[move], source=Source.STATIC))
 
         self.mcts.cfg.max_nodes = self._max_nodes()
-        if not self.reuse_tree or restrict is not None:
+        if not self.reuse_tree:
             self.mcts.reset()
         check = threatened and self.use_vct and self.vct_filter
         deadline = None if soft is None else \

@@ -343,3 +343,69 @@ def test_a_managed_search_extends_while_unsettled_and_stops_early_when_settled()
     t = time.perf_counter()
     st = m.search(b, deadline=t + 0.1)                  # unmanaged: exactly to the deadline
     assert st.stopped_by is StopReason.TIME
+
+
+def _reused_root_after_reply(visits: int = 600):
+    """A search of h8-h9 (heuristic evaluator), then the reply it expected most: (mcts, board,
+    the reply's subtree before the next search, its children sorted by visits)."""
+    b = Board(15)
+    for mv in ("h8", "h9"):
+        b.push(b.parse(mv))
+    m = MCTS(HeuristicEvaluator(), MCTSConfig(), seed=3)
+    m.search(b, visits=visits)
+    root = m.root
+    i = int(np.argmax(root.N))
+    sub = root.children[i]
+    b.push(int(root.moves[i]))          # our move
+    j = int(np.argmax(sub.N))
+    reply = sub.children[j]
+    assert reply is not None and reply.expanded and reply.n > 20
+    b.push(int(sub.moves[j]))           # the opponent's reply we expected
+    order = np.argsort(-reply.N, kind="stable")
+    return m, b, reply, order
+
+
+def test_restricted_search_keeps_the_allowed_children_of_a_reused_tree() -> None:
+    m, b, reply, order = _reused_root_after_reply()
+    allowed = [int(reply.moves[k]) for k in order[:3]]
+    before = {int(reply.moves[k]): (float(reply.N[k]), float(reply.W[k]), reply.children[k])
+              for k in order[:3]}
+    m.search(b, visits=1, restrict=allowed)     # the kept root already has its visits: no new one
+    root = m.root
+    assert root is reply                         # the same node, kept
+    assert sorted(root.moves.tolist()) == sorted(allowed)
+    for k, mv in enumerate(root.moves.tolist()):
+        n, w, child = before[mv]
+        assert root.N[k] == n and root.W[k] == w and root.children[k] is child
+    assert root.P.sum() == pytest.approx(1.0)
+    assert root.n == 1 + int(root.N.sum())
+    assert m.tree.n_nodes == m.tree.count(root)
+    # searching on works, and only the allowed moves get visits
+    m.search(b, visits=root.n + 200, restrict=allowed)
+    assert set(m.root.moves.tolist()) == set(allowed) and m.best_move() in allowed
+
+
+def test_restriction_outside_the_candidates_keeps_them_all_as_a_fresh_root_would() -> None:
+    m, b, reply, _order = _reused_root_after_reply()
+    far = [b.index(0, 0), b.index(14, 14)]      # not candidates (no stone near)
+    k = len(reply.moves)
+    m.search(b, visits=1, restrict=far)
+    assert m.root is reply and len(m.root.moves) == k
+    fresh = MCTS(HeuristicEvaluator(), MCTSConfig(), seed=3)
+    fresh.search(b, visits=1, restrict=far)
+    assert sorted(fresh.root.moves.tolist()) == sorted(reply.moves.tolist())
+
+
+def test_a_restricted_root_searched_again_otherwise_starts_over() -> None:
+    b = Board(15)
+    b.push(b.parse("h8"))
+    m = MCTS(HeuristicEvaluator(), MCTSConfig(), seed=1)
+    a, c = b.parse("h9"), b.parse("j9")
+    m.search(b, visits=50, restrict=[a, c])
+    assert sorted(m.root.moves.tolist()) == sorted([a, c])
+    m.search(b, visits=60, restrict=[a, c])            # the same restriction: kept
+    assert m.root.n >= 60 and sorted(m.root.moves.tolist()) == sorted([a, c])
+    m.search(b, visits=10, restrict=[a])               # another one: a fresh root
+    assert m.root.moves.tolist() == [a] and m.root.n <= 11
+    m.search(b, visits=10)                             # none: a fresh root with every candidate
+    assert len(m.root.moves) > 2
