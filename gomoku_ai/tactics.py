@@ -12,8 +12,11 @@ How it stays fast in pure Python
   would then make five (*five-points*), which would make a four, which a straight four -- is
   computed once per distinct pattern and memoised (one dict per rule, colour and ``n``).
 * Whole-board questions (:func:`five_points`, the VCF root) slice each board line once, skip lines
-  with too few stones of the colour (``bytes.count``, in C), and look at n-windows only on the
-  remaining lines.
+  with too few stones (``bytes.count``, in C), and look the rest up by their cells in a table of
+  line answers (:func:`_window_scans`): a line's n-windows are scanned only the first time its
+  contents are seen. The scans a VCF root needs (both colours' five- and four-candidates) are
+  made in one pass and kept in the :class:`_Ctx` until the stones change
+  (:attr:`Board.stones_key`), so the VCT's many VCF searches at one position share them.
 * The VCF search uses :meth:`Board.push` / :meth:`Board.pop` (make/undo), a transposition table on
   :attr:`Board.hash`, iterative deepening on the number of attacker fours, and an incremental
   candidate list: the attacker's possible fours at a node are the root's four-candidates plus the
