@@ -137,6 +137,7 @@ class _VCT:
         self.vcf_total = 0
         self.cut = 0
         self.tt: Dict[int, int] = {}
+        self.vcf_seen: Dict[int, Tuple[Optional[List[int]], bool]] = {}
         self.dfn_forbid = self.ctx.renju and self.dfn == BLACK
         self.verify = verify
 
@@ -149,12 +150,21 @@ class _VCT:
             raise _Abort
 
     def _vcf(self) -> Tuple[Optional[List[int]], bool]:
-        """VCF of the side to move: (line or None, aborted)."""
+        """VCF of the side to move: (line or None, aborted). Kept by position (``Board.hash``,
+        which includes the side to move) for the whole search: a third of the calls repeat a
+        position (transpositions, and the deeper passes of the iterative deepening), and with
+        the same node limit a search gives the same answer (one cut by the deadline ends the
+        whole search anyway)."""
         if self.deadline is not None and time.perf_counter() > self.deadline:
             raise _Abort
+        key = self.board.hash
+        hit = self.vcf_seen.get(key)
+        if hit is not None:
+            return (None if hit[0] is None else list(hit[0])), hit[1]
         res = _vcf_in(self.ctx, self.vcf_nodes, self.deadline)
         self.vcf_total += res.nodes
-        return res.line, res.aborted
+        self.vcf_seen[key] = (res.line, res.aborted)
+        return (None if res.line is None else list(res.line)), res.aborted
 
     # -------------------------------------------------------------- search
     def run(self, max_depth: int) -> VCTResult:

@@ -219,3 +219,43 @@ def test_vct_defences_keep_the_oracles_defences() -> None:
         kept += len(p.answer & set(moves or []))  # a threat we do not see keeps nothing
         total += len(p.answer)
     assert kept / total >= MIN_DEFENCE_RECALL, f"{kept} of {total}"
+
+
+def test_the_vcf_memo_changes_no_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The search keeps its VCF answers by position. With the memo emptied before every VCF
+    search (so that it never answers), the line and the attacker node count are the same on the
+    set's win positions; with it, some calls were answered from it."""
+    wins = [p for p in _set() if p.kind == "win"][:12]
+    orig = V._VCT._vcf
+    calls = [0]
+
+    def counted(self: V._VCT):  # type: ignore[no-untyped-def]
+        calls[0] += 1
+        return orig(self)
+
+    def forgetful(self: V._VCT):  # type: ignore[no-untyped-def]
+        self.vcf_seen.clear()
+        return orig(self)
+
+    def run_all() -> List[tuple]:
+        out = []
+        for p in wins:
+            res = V.vct_search(p.board(), max_depth=4, node_limit=1500)
+            out.append((res.line, res.nodes))
+        return out
+
+    monkeypatch.setattr(V._VCT, "_vcf", counted)
+    init = V._VCT.__init__
+
+    def tracked(self: V._VCT, *a, **kw):  # type: ignore[no-untyped-def]
+        init(self, *a, **kw)
+        seen.append(self)
+
+    seen: List[V._VCT] = []
+    monkeypatch.setattr(V._VCT, "__init__", tracked)
+    with_memo = run_all()
+    stored = sum(len(v.vcf_seen) for v in seen)
+    assert calls[0] > stored > 0            # some calls were answered by the memo
+    monkeypatch.setattr(V._VCT, "_vcf", forgetful)
+    assert run_all() == with_memo
+    assert any(line for line, _n in with_memo)
