@@ -20,6 +20,7 @@ call has returned (meanwhile requests get fallback moves, :class:`protocol.playe
 """
 from __future__ import annotations
 
+import gc
 import logging
 import queue
 import threading
@@ -38,6 +39,7 @@ from .think import MAX_WAIT_S, Answer, ThinkJob, as_move, choose_answer, legal, 
 log = logging.getLogger("pygomoku.brain")
 
 STOP_GRACE_MS = 120.0   #: after YXSTOP (or a preempting command, or EOF), wait this long for the player
+
 
 #: Commands that, arriving during a search, stop it early (as do BOARD / YXBOARD / SWAP2BOARD blocks).
 PREEMPTING = (L.Start, L.RectStart, L.Restart, L.Begin, L.Turn, L.Takeback, L.Play, L.YxNBest,
@@ -112,6 +114,22 @@ class SearchSupervisor:
         :class:`protocol.game.GameError` when the game is over or the board full); ``nbest``: first tell that
         many best root moves in MESSAGE lines (YXNBEST)."""
         b = self._game.check_can_move()
+        paused = gc.isenabled()
+        if paused:
+            gc.disable()
+        try:
+            self._answer(b, item, nbest)
+        finally:
+            if paused:
+                gc.enable()
+
+    def _answer(self, b: Board, item: Item, nbest: Optional[int]) -> None:
+        """:meth:`answer` with the cyclic garbage collector paused. A full collection walks every tracked
+        object, the search tree's included (20 ms with a tree of 12,000 nodes, 75,000 objects, here); one
+        that fell inside a search came straight off the move's safety margin. The tree makes no reference cycles (refcounting
+        frees it), so nothing piles up meanwhile, and the collections that are due run once the move is out.
+        The start-up's objects (modules, the network) are kept out of every collection
+        (:meth:`protocol.players.PlayerSlot.ensure` freezes them)."""
         settings = self._game.settings
         if not self._startup.first_move_done:
             self._startup.first_move_done = True

@@ -825,3 +825,33 @@ def test_engine_model_option(engine, tmp_path):
 
 
 ROOT_ENGINE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "engine.py")
+
+
+def test_garbage_collection_is_paused_while_the_brain_thinks():
+    """The cyclic garbage collector is off from a move request until its answer is written (a full
+    collection inside the search would come off the move's margin) and on again afterwards; the
+    start-up's objects are frozen out of collections once the player is made."""
+    import gc
+    import io
+    from gomoku_ai.evaluator import HeuristicEvaluator
+    from gomoku_ai.player import Player
+    from protocol.brain import Brain
+    seen = []
+
+    class Watching(Player):
+        def think(self, board, limit, stop=None, on_info=None):
+            seen.append(gc.isenabled())
+            return super().think(board, limit, stop, on_info)
+
+    script = b"START 15\nINFO timeout_turn 200\nBEGIN\nTURN 8,8\nTURN 9,9\n"
+    out = io.BytesIO()
+    assert gc.isenabled()
+    try:
+        brain = Brain(io.BytesIO(script), out, player_factory=lambda rule: Watching(HeuristicEvaluator()))
+        assert brain.run() == 0
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+    replies = out.getvalue().decode().split()
+    assert replies[0] == "OK" and len(replies) == 4
+    assert seen == [False, False, False] and gc.isenabled()
