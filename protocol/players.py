@@ -11,7 +11,6 @@ called again, nor replaced, until that call has returned.
 """
 from __future__ import annotations
 
-import gc
 import logging
 import threading
 from typing import Dict, Hashable, Optional, Tuple
@@ -69,10 +68,6 @@ class PlayerSlot:
                 self.player = make_with(self._factory, rule, w, h, self._sized)
                 log.info("player for %s %dx%d: %s (%s)", rule.value, w, h, type(self.player).__name__,
                          player_source(self.player))
-                # what exists now (modules, the network, the player) lives as long as the brain: keep it
-                # out of every later garbage collection (see SearchSupervisor._answer)
-                gc.collect()
-                gc.freeze()
             except Exception:  # noqa: BLE001 - play on with fallback moves rather than forfeit
                 log.exception("could not create the player; answering with fallback moves")
         return self.player

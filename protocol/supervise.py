@@ -127,9 +127,7 @@ class SearchSupervisor:
         """:meth:`answer` with the cyclic garbage collector paused. A full collection walks every tracked
         object, the search tree's included (20 ms with a tree of 12,000 nodes, 75,000 objects, here); one
         that fell inside a search came straight off the move's safety margin. The tree makes no reference cycles (refcounting
-        frees it), so nothing piles up meanwhile, and the collections that are due run once the move is out.
-        The start-up's objects (modules, the network) are kept out of every collection
-        (:meth:`protocol.players.PlayerSlot.ensure` freezes them)."""
+        frees it), so nothing piles up meanwhile, and the collections that are due run once the move is out."""
         settings = self._game.settings
         if not self._startup.first_move_done:
             self._startup.first_move_done = True

@@ -829,8 +829,7 @@ ROOT_ENGINE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__fil
 
 def test_garbage_collection_is_paused_while_the_brain_thinks():
     """The cyclic garbage collector is off from a move request until its answer is written (a full
-    collection inside the search would come off the move's margin) and on again afterwards; the
-    start-up's objects are frozen out of collections once the player is made."""
+    collection inside the search would come off the move's margin) and on again afterwards."""
     import gc
     import io
     from gomoku_ai.evaluator import HeuristicEvaluator
@@ -846,12 +845,8 @@ def test_garbage_collection_is_paused_while_the_brain_thinks():
     script = b"START 15\nINFO timeout_turn 200\nBEGIN\nTURN 8,8\nTURN 9,9\n"
     out = io.BytesIO()
     assert gc.isenabled()
-    try:
-        brain = Brain(io.BytesIO(script), out, player_factory=lambda rule: Watching(HeuristicEvaluator()))
-        assert brain.run() == 0
-        assert gc.get_freeze_count() > 0
-    finally:
-        gc.unfreeze()
+    brain = Brain(io.BytesIO(script), out, player_factory=lambda rule: Watching(HeuristicEvaluator()))
+    assert brain.run() == 0
     replies = out.getvalue().decode().split()
     assert replies[0] == "OK" and len(replies) == 4
     assert seen == [False, False, False] and gc.isenabled()
