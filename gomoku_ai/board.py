@@ -208,7 +208,7 @@ class Board:
     @property
     def stones_key(self) -> int:
         """The Zobrist hash of the stones alone: the same whoever is to move (``hash`` also
-        toggles with the turn, on every move and pass)."""
+        toggles with the turn, on every move and pass). Walls (:meth:`put_wall`) are not in it."""
         return self.hash ^ _TURN_KEY if self.side_to_move == WHITE else self.hash
 
     def pass_turn(self) -> None:

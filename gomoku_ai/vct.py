@@ -68,7 +68,8 @@ class VCTResult:
 
     ``line``: the attacker's first move followed by one main line (attacker and defender moves
     alternating, the defender's reply shown being the first one tried), or None. ``nodes``: attacker
-    nodes (VCF nodes inside them not counted); ``vcf_nodes``: VCF nodes. ``aborted``: the node limit
+    nodes (VCF nodes inside them not counted); ``vcf_nodes``: VCF nodes searched (an answer
+    served from the search's memo of VCF answers counts none). ``aborted``: the node limit
     or the deadline cut the search. ``depth``: the last depth (attacker threats before the final
     VCF) searched. ``elapsed_s``: wall time in seconds.
     """

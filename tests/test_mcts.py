@@ -409,3 +409,23 @@ def test_a_restricted_root_searched_again_otherwise_starts_over() -> None:
     assert m.root.moves.tolist() == [a] and m.root.n <= 11
     m.search(b, visits=10)                             # none: a fresh root with every candidate
     assert len(m.root.moves) > 2
+
+
+def test_restricting_a_kept_root_recounts_its_lost_children() -> None:
+    """A kept root with a child proven lost: restricted to that child and another, it keeps one lost
+    child (n_lost 1, not proven); restricted to the lost child alone, it is proven lost at once."""
+    m, b, reply, order = _reused_root_after_reply()
+    a, c = int(order[0]), int(order[1])
+    lost = reply.children[a]
+    assert lost is not None and reply.n_lost == 0
+    lost.proven = 1                       # the opponent wins after this move
+    reply.Q[a] = LOSS_Q
+    reply.n_lost = 1
+    ma, mc = int(reply.moves[a]), int(reply.moves[c])
+    m.search(b, visits=1, restrict=[ma, mc])
+    assert m.root is reply and reply.n_lost == 1 and reply.proven == 0 and len(reply.moves) == 2
+    assert m.best_move() == mc
+    # the filter itself, on the lost move alone (the search would start over under another
+    # restriction of the same root)
+    from gomoku_ai.mcts import SearchTree
+    assert SearchTree._restrict_kept(reply, {ma}) and reply.proven == -1 and reply.n_lost == 1
