@@ -177,6 +177,9 @@ class Player:
         # defence cut short by its limits still restricts the root to the moves not refuted,
         # unless PYGOMOKU_VCT_FILTER=0 (A/B matches against the older root)
         self.vct_filter = os.environ.get("PYGOMOKU_VCT_FILTER", "1") != "0"
+        # a restricted root keeps the reused tree's statistics of the moves it allows, unless
+        # PYGOMOKU_RESTRICT_REUSE=0 (A/B matches: the tree is reset, as before session 8)
+        self.restrict_reuse = os.environ.get("PYGOMOKU_RESTRICT_REUSE", "1") != "0"
         if os.environ.get("PYGOMOKU_THREE_REPLIES", "1") == "0":
             # A/B switch: search every move after an open three
             self.config = dataclasses.replace(self.config, three_replies=False)
@@ -248,7 +251,7 @@ class Player:
             return done(SearchInfo(move=move, pv=[move], source=Source.STATIC))
 
         self.mcts.cfg.max_nodes = self._max_nodes()
-        if not self.reuse_tree:
+        if not self.reuse_tree or (restrict is not None and not self.restrict_reuse):
             self.mcts.reset()
         check = threatened and self.use_vct and self.vct_filter
         deadline = None if soft is None else \

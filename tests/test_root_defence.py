@@ -197,3 +197,30 @@ def test_the_blunder_set_is_well_formed() -> None:
         assert not p.answer & p.loses, p.name
         assert all(b.is_empty(m) for m in p.answer | p.loses), p.name
         assert b.winner is None and len(T.must_block(b)) != 1, p.name   # not a forced block
+
+
+def test_a_restricted_root_keeps_the_reused_tree_unless_switched_off(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under threat the root is restricted; the subtree kept from the last search survives it, and
+    with PYGOMOKU_RESTRICT_REUSE=0 (A/B matches) the tree is reset as before."""
+    name, text, to_move, good, bad = CASES[2]
+    for switch, kept in (("1", True), ("0", False)):
+        monkeypatch.setenv("PYGOMOKU_RESTRICT_REUSE", switch)
+        p = Player()
+        b = board_of(text, to_move)
+        last = b.pop()                   # one ply back: the opponent's move, searched there
+        p.mcts.search(b, visits=200, restrict=[last])
+        sub = p.mcts.root.children[0]
+        b.push(last)
+        assert sub is not None and sub.expanded and sub.n > 50
+        roots = []
+        search = p.mcts.search
+
+        def spy(board: Board, **kw):  # type: ignore[no-untyped-def]
+            st = search(board, **kw)
+            roots.append(p.mcts.root)
+            return st
+
+        p.mcts.search = spy  # type: ignore[method-assign]
+        p.think(b, Limit(soft_ms=600, hard_ms=1000))
+        assert roots and (roots[0] is sub) == kept
