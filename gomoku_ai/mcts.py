@@ -184,7 +184,6 @@ class SearchTree:
         self.n_nodes = 0
         self.board: Optional[Board] = None      # the board being searched (played forward/back)
         self.restrict: Optional[Set[int]] = None  # allowed root children, None: all
-        self.root_restricted = False   # the root's children were limited by a restriction
         self._near_root: np.ndarray = np.zeros((0, 0), bool)
         self._root_len = 0
 
@@ -193,7 +192,6 @@ class SearchTree:
         self.root = None
         self.key = ()
         self.n_nodes = 0
-        self.root_restricted = False
 
     # ------------------------------------------------------------------ tree reuse
     def attach(self, board: Board, restrict: Optional[Set[int]]) -> bool:
@@ -201,7 +199,7 @@ class SearchTree:
         ``restrict``: the root's children are limited to these moves (None: no limit); a kept
         subtree keeps the statistics of the children it allows (:meth:`_restrict_kept`).
         True when the root is a kept subtree that already has priors."""
-        before = self.restrict if self.root_restricted else None
+        before = self.restrict          # the current root's restriction (None: it has none)
         self.restrict = restrict
         self.board = board
         self._root_len = len(board.moves)
@@ -211,12 +209,11 @@ class SearchTree:
         key_prefix = (board.width, board.height, board.rule, walls)
         moves = tuple(board.moves)
         node = self._kept_subtree(key_prefix, moves, board.side_to_move)
-        if node is not None and node is self.root and self.root_restricted and restrict != before:
+        if node is not None and node is self.root and before is not None and restrict != before:
             node = None         # the same root searched again under another restriction, or none
         if node is not None and restrict is not None and node.expanded and \
                 not self._restrict_kept(node, restrict):
             node = None
-        self.root_restricted = restrict is not None
         if node is None or node.terminal is not None:
             reused = False
             self.n_nodes = 1

@@ -56,7 +56,7 @@ from typing import Dict, FrozenSet, List, NamedTuple, Optional, Set, Tuple, Unio
 from .board import Board
 from .rules import BLACK, EMPTY, WHITE, Rule, opponent
 from .tactics import (_INF_DEPTH, _blocks, _Ctx, _defences, _five_points, _four_moves,
-                      _relevant, _vcf_in, _window_squares, vcf_search)
+                      _relevant, _vcf_in, _window_squares)
 
 __all__ = ["VCTResult", "vct_search", "find_vct", "vct_defences", "defence_candidates",
            "safe_moves", "SafeMoves", "threat_moves", "Position", "read_positions"]
