@@ -146,6 +146,8 @@ class MCTSConfig:
     c_puct: float = 1.8
     fpu_reduction: float = 0.25
     fpu_reduction_root: float = 0.0
+    root_fpu_on_reuse: bool = True    # a kept subtree's root gets fpu_reduction_root for its
+                                      # unvisited children (False: keeps the non-root value)
     radius: int = 2
     virtual_loss: float = 1.0
     dirichlet_alpha: float = 0.0      # > 0: add Dirichlet noise to root priors (self-play only)
@@ -222,9 +224,18 @@ class SearchTree:
         else:
             reused = True
             self.n_nodes = self.count(node)
+            if node.expanded and self.cfg.root_fpu_on_reuse:
+                self._root_fpu(node)
         self.root = node
         self.key = key_prefix + (moves, board.side_to_move)
         return reused and node.expanded
+
+    def _root_fpu(self, node: Node) -> None:
+        """Give the unvisited children of a kept ``node`` (about to become the root) the root's
+        first-play urgency: it was expanded below the root, with the smaller non-root value
+        (node value - ``fpu_reduction``), which narrows what a reused root tries."""
+        open_ = (node.N <= 0) & (node.Q > LOSS_Q) & (node.Q < WIN_Q)
+        node.Q[open_] = node.value - self.cfg.fpu_reduction_root
 
     @staticmethod
     def _restrict_kept(node: Node, restrict: Set[int]) -> bool:
@@ -434,11 +445,14 @@ def _descend(tree: SearchTree, board: Board, stats: SearchStats
         node = child
 
 
-def _backup(path: _Path, value: Optional[float], vl: float, fpu_reduction: float) -> None:
+def _backup(path: _Path, value: Optional[float], vl: float, fpu_reduction: float,
+            fpu_root: float) -> None:
     """Undo virtual loss ``vl`` along ``path`` and add ``value`` (leaf side-to-move's view);
     ``value`` None only reverts. Propagates proven results; an edge left without visits gets
-    back its first-play-urgency value (node value - ``fpu_reduction``)."""
+    back its first-play-urgency value (node value - ``fpu_root`` at the root, the path's first
+    node, else - ``fpu_reduction``)."""
     v = value
+    root = path[0][0] if path else None
     for node, i in reversed(path):
         N, W = node.N, node.W
         if vl:
@@ -462,7 +476,8 @@ def _backup(path: _Path, value: Optional[float], vl: float, fpu_reduction: float
                 if node.n_lost == len(node.moves) and node.proven == 0:
                     node.proven = -1
         elif node.Q[i] > LOSS_Q and node.Q[i] < WIN_Q:
-            node.Q[i] = W[i] / N[i] if N[i] > 0 else node.value - fpu_reduction
+            node.Q[i] = W[i] / N[i] if N[i] > 0 else \
+                node.value - (fpu_root if node is root else fpu_reduction)
         node.PU[i] = node.P[i] / (1.0 + N[i])
 
 
@@ -707,7 +722,7 @@ class MCTS:
         assert board is not None
         pending: List[_Leaf] = []
         vl = tree.cfg.virtual_loss
-        fpu = tree.cfg.fpu_reduction
+        fpu, fpu_root = tree.cfg.fpu_reduction, tree.cfg.fpu_reduction_root
         for _ in range(want):
             path, leaf, value = _descend(tree, board, stats)
             if leaf is not None and value is None:
@@ -716,10 +731,10 @@ class MCTS:
             for _ in range(len(path)):
                 board.pop()
             if value is not None:
-                _backup(path, value, vl, fpu)
+                _backup(path, value, vl, fpu, fpu_root)
                 stats.simulations += 1
             elif leaf is None:   # collision with a leaf already pending (this batch or in flight)
-                _backup(path, None, vl, fpu)
+                _backup(path, None, vl, fpu, fpu_root)
                 break
         return pending
 
@@ -732,7 +747,7 @@ class MCTS:
         stats.batches += 1
         tree = self.tree
         vl = tree.cfg.virtual_loss
-        fpu = tree.cfg.fpu_reduction
+        fpu, fpu_root = tree.cfg.fpu_reduction, tree.cfg.fpu_reduction_root
         for k, (path, leaf, _) in enumerate(pending):
             v = float(values[k])
             if tree.expand(leaf, logits[k], v, is_root=not path):
@@ -741,7 +756,7 @@ class MCTS:
                 v = float(leaf.proven)
             elif leaf.terminal is not None:
                 v = leaf.terminal
-            _backup(path, v, vl, fpu)
+            _backup(path, v, vl, fpu, fpu_root)
             stats.simulations += 1
 
     def _evaluate_timed(self, items: List[Any], shape: Tuple[int, int]) -> _Evaluated:

@@ -10,7 +10,7 @@ import pytest
 
 from gomoku_ai.board import Board
 from gomoku_ai.evaluator import Evaluator, HeuristicEvaluator, RolloutEvaluator, UniformEvaluator
-from gomoku_ai.mcts import LOSS_Q, MCTS, MCTSConfig, Node, StopReason, select_child
+from gomoku_ai.mcts import LOSS_Q, MCTS, MCTSConfig, Node, StopReason, _backup, select_child
 from gomoku_ai.rules import Rule
 
 
@@ -124,6 +124,64 @@ def test_tree_reuse_keeps_the_chosen_subtree() -> None:
     b.pop()
     mcts.search(b, visits=10)          # a position not below the old root: a fresh tree
     assert mcts.root is not grandchild
+
+
+def _kept_grandchild(cfg: MCTSConfig) -> Tuple[MCTS, Board, Node, Node]:
+    """A search, then the two moves it expects played: (mcts, board, old root, kept grandchild)."""
+    b = Board(15)
+    for tok in "h8 i9 g9".split():
+        b.play(b.parse(tok))
+    mcts = MCTS(HeuristicEvaluator(), cfg)
+    mcts.search(b, visits=1500)
+    root = mcts.root
+    m1 = mcts.best_move()
+    child = root.children[int(np.flatnonzero(root.moves == m1)[0])]
+    reply_i = int(np.argmax(child.N))
+    grandchild = child.children[reply_i]
+    b.push(m1)
+    b.push(int(child.moves[reply_i]))
+    return mcts, b, root, grandchild
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_a_kept_root_gets_the_root_first_play_urgency(on: bool) -> None:
+    """A subtree kept as the new root was expanded below the root, with first-play urgency
+    value - fpu_reduction; as the root its unvisited children get value - fpu_reduction_root
+    (root_fpu_on_reuse), its visited ones keep their mean values."""
+    cfg = MCTSConfig(fpu_reduction=0.25, fpu_reduction_root=0.0, root_fpu_on_reuse=on)
+    mcts, b, _, node = _kept_grandchild(cfg)
+    unvisited = node.N == 0
+    assert unvisited.any() and (~unvisited).any()
+    np.testing.assert_allclose(node.Q[unvisited], node.value - 0.25)
+    visited_q = node.Q[~unvisited].copy()
+    mcts.search(b, visits=node.n)          # already satisfied: no new simulation
+    assert mcts.root is node
+    np.testing.assert_allclose(node.Q[unvisited], node.value - (0.0 if on else 0.25))
+    np.testing.assert_array_equal(node.Q[~unvisited], visited_q)
+
+
+def test_a_reverted_root_edge_gets_the_root_first_play_urgency() -> None:
+    """An edge left without visits by a reverted collision gets back the first-play urgency of
+    its node: fpu_root at the root (the path's first node), fpu_reduction below it."""
+    b = Board(15)
+    for tok in "h8 i9 g9".split():
+        b.play(b.parse(tok))
+    mcts = MCTS(HeuristicEvaluator())
+    mcts.search(b, visits=60)
+    root = mcts.root
+    i = int(np.flatnonzero(root.N == 0)[0])
+    j = next(e for e, ch in enumerate(root.children)
+             if ch is not None and ch.expanded and (ch.N == 0).any())
+    child = root.children[j]
+    k = int(np.flatnonzero(child.N == 0)[0])
+    for node, e in ((root, i), (root, j), (child, k)):   # virtual loss as _descend adds it
+        node.N[e] += 1.0
+        node.W[e] -= 1.0
+    _backup([(root, i)], None, 1.0, 0.25, 0.1)
+    _backup([(root, j), (child, k)], None, 1.0, 0.25, 0.1)
+    assert root.Q[i] == pytest.approx(root.value - 0.1)
+    assert child.Q[k] == pytest.approx(child.value - 0.25)
+    assert root.Q[j] == pytest.approx(root.W[j] / root.N[j])
 
 
 def test_solver_proves_win_in_two() -> None:
