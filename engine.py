@@ -18,7 +18,9 @@ Options (managers pass none):
 ``--help``, ``-h``     print these options and exit (not for managers).
 
 Environment: ``PYGOMOKU_PLAYER=sleepy|stuck`` selects a diagnostic player for tests (see
-:mod:`gomoku_ai.testplayers`). ``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS`` and ``MKL_NUM_THREADS`` default to
+:mod:`gomoku_ai.testplayers`). ``PYGOMOKU_MCTS="c_puct=1.2,fpu_reduction=0.3"`` overrides search parameters
+(:class:`gomoku_ai.mcts.MCTSConfig` fields, for A/B matches); one that names no field or has a bad value is reported
+on stderr and the engine exits with status 2 before reading any command. ``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS`` and ``MKL_NUM_THREADS`` default to
 1 (set here, before numpy is imported) so that BLAS does not start a thread per core.
 
 Start-up is kept short (GomocupJudge charges it to the first move): only the standard library and the
@@ -129,6 +131,15 @@ def main(argv: "list | None" = None) -> int:
             model_choice(opts["model"])
         except ModelNotFoundError as e:
             print(f"pbrain-pygomoku: --model: {e}", file=sys.stderr)
+            return 2
+    if os.environ.get("PYGOMOKU_MCTS", "").strip():   # the A/B switch: refuse a typo before any command
+        import dataclasses
+        from gomoku_ai.checks import ConfigError
+        from gomoku_ai.mcts import MCTSConfig, config_overrides
+        try:
+            dataclasses.replace(MCTSConfig(), **config_overrides(os.environ["PYGOMOKU_MCTS"]))
+        except ConfigError as e:
+            print(f"pbrain-pygomoku: {e}", file=sys.stderr)
             return 2
     from gomoku_ai.timeman import monotonic_ms, process_age_ms
     age = process_age_ms()

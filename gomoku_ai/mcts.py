@@ -33,6 +33,7 @@ and the results (best move, visits, value, principal variation).
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import threading
 import time
@@ -161,6 +162,34 @@ class MCTSConfig:
 
     def __post_init__(self) -> None:
         checks.check_mcts_config(self)   # ConfigError (a ValueError) naming the field
+
+
+def config_overrides(text: str) -> Dict[str, Any]:
+    """Parse ``"c_puct=1.2,fpu_reduction=0.3"`` (the ``PYGOMOKU_MCTS`` A/B switch) into
+    :class:`MCTSConfig` field values, each converted to its field's type (bool: 0/1, true/false).
+    An unknown field, a malformed item or a value of the wrong type is a
+    :class:`~gomoku_ai.checks.ConfigError` naming it; the values' ranges are checked when the
+    config is built (``dataclasses.replace``)."""
+    kinds = {f.name: type(getattr(MCTSConfig(), f.name)) for f in dataclasses.fields(MCTSConfig)}
+    out: Dict[str, Any] = {}
+    for item in (t.strip() for t in text.split(",")):
+        if not item:
+            continue
+        name, eq, raw = (s.strip() for s in item.partition("="))
+        if not eq or name not in kinds:
+            raise checks.ConfigError(f"PYGOMOKU_MCTS: {item!r}: expected FIELD=VALUE with FIELD one of "
+                                     f"{', '.join(sorted(kinds))}")
+        kind = kinds[name]
+        try:
+            if kind is bool:
+                if raw.lower() not in ("0", "1", "true", "false"):
+                    raise ValueError(raw)
+                out[name] = raw.lower() in ("1", "true")
+            else:
+                out[name] = kind(raw)
+        except ValueError:
+            raise checks.ConfigError(f"PYGOMOKU_MCTS: {name}={raw!r} is not of type {kind.__name__}") from None
+    return out
 
 
 _Path = List[Tuple[Node, int]]            # (node, child index) from the root down

@@ -19,7 +19,7 @@ import numpy as np
 from . import checks, movegen, tactics, vct
 from .board import Board
 from .evaluator import Evaluator, HeuristicEvaluator
-from .mcts import MCTS, NODE_BYTES, MCTSConfig, SearchStats
+from .mcts import MCTS, NODE_BYTES, MCTSConfig, SearchStats, config_overrides
 from .rules import opponent
 
 
@@ -183,6 +183,10 @@ class Player:
         if os.environ.get("PYGOMOKU_ROOT_FPU_REUSE", "1") == "0":
             # A/B switch: a kept subtree's root keeps its non-root first-play urgency (before session 9)
             self.config = dataclasses.replace(self.config, root_fpu_on_reuse=False)
+        overrides = config_overrides(os.environ.get("PYGOMOKU_MCTS", ""))
+        if overrides:
+            # A/B switch: PYGOMOKU_MCTS="c_puct=1.2,fpu_reduction=0.3" (MCTSConfig fields)
+            self.config = dataclasses.replace(self.config, **overrides)
         if os.environ.get("PYGOMOKU_THREE_REPLIES", "1") == "0":
             # A/B switch: search every move after an open three
             self.config = dataclasses.replace(self.config, three_replies=False)

@@ -824,6 +824,19 @@ def test_engine_model_option(engine, tmp_path):
     assert "no-such-model" in err and "no-such-model.json" in err and "gomoku8-4x32" in err
 
 
+@pytest.mark.parametrize("value, named", [("c_puct=abc", "c_puct"), ("cpuct=1.2", "cpuct"),
+                                           ("c_puct=-1", "c_puct")])
+def test_engine_refuses_a_bad_search_override(tmp_path, value, named):
+    """``PYGOMOKU_MCTS`` (the A/B switch of search parameters) with an unknown field, a value of the wrong
+    type or out of range: reported on stderr naming it, exit status 2, before any command is read."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    env["PYGOMOKU_MCTS"] = value
+    r = subprocess.run([*(ENGINE_CMD or [sys.executable, str(ROOT_ENGINE)])], input=b"START 15\n",
+                       capture_output=True, timeout=60, cwd=str(tmp_path), env=env)
+    assert r.returncode == 2 and r.stdout == b""
+    assert named in r.stderr.decode()
+
+
 ROOT_ENGINE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "engine.py")
 
 

@@ -224,3 +224,20 @@ def test_stop_already_set_still_returns_a_move() -> None:
     stop.set()
     info = uniform_player().think(b, Limit(visits=100), stop=stop)
     assert b.is_empty(info.move)
+
+
+def test_search_overrides_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PYGOMOKU_MCTS sets MCTSConfig fields of the player's search (A/B matches), each converted to
+    its field's type; the other fields keep their values; a bad item is a ConfigError naming it."""
+    from gomoku_ai.checks import ConfigError
+    from gomoku_ai.mcts import MCTSConfig
+    base = MCTSConfig()
+    monkeypatch.setenv("PYGOMOKU_MCTS", " c_puct=1.2, three_replies=0,radius=3 ")
+    cfg = Player(UniformEvaluator()).mcts.cfg
+    assert (cfg.c_puct, cfg.three_replies, cfg.radius) == (1.2, False, 3)
+    assert cfg.fpu_reduction == base.fpu_reduction and cfg.max_nodes == base.max_nodes
+    for bad, named in (("radius=2.5", "radius"), ("c_puct", "c_puct"), ("pipeline=yes", "pipeline"),
+                       ("nodes=3", "nodes")):
+        monkeypatch.setenv("PYGOMOKU_MCTS", bad)
+        with pytest.raises(ConfigError, match=named):
+            Player(UniformEvaluator())
