@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("pygomoku.shipped")
 
-MODEL_SUFFIXES = (".json", ".npz", ".onnx")
+MODEL_SUFFIXES = (".json", ".npz", ".int8.onnx", ".onnx")   # the int8 graph before .onnx
 HEURISTIC = "heuristic"
 TEST_PLAYERS = ("sleepy", "stuck")   #: the diagnostic players :func:`make_player` knows by name
 

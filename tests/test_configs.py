@@ -176,7 +176,7 @@ KIND_VALUES = [
     (ResultKind, ["ok", "error", "lost"]),
     (Backend, ["local", "ray"]),
     (TrainerPlacement, ["auto", "driver", "worker"]),
-    (NetBackend, ["auto", "onnx", "numpy"]),
+    (NetBackend, ["auto", "onnx", "onnx-int8", "numpy"]),
 ]
 
 

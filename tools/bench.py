@@ -164,6 +164,7 @@ def run(args: Any) -> int:
             net = load_model(str(model))
             r = bench_search("network", args.visits, network=net)
             r["network"] = Path(str(model)).name
+            r["backend"] = str(net.backend)
             r["bare_network_evals_per_s"] = round(bare_network_rate(net, 1), 1)
             out["search"].append(r)
     if "network" in parts:

@@ -51,8 +51,10 @@ if TYPE_CHECKING:
     from ..board import Board
 
 FORMAT_VERSION = 1
-_SUFFIXES = (".json", ".npz", ".onnx")
+INT8_SUFFIX = ".int8.onnx"    # the int8 graph (gomoku_ai.net.quantize)
+_SUFFIXES = (".json", ".npz", INT8_SUFFIX, ".onnx")   # the int8 graph before .onnx
 PathLike = Union[str, os.PathLike]
+
 
 
 # ---------------------------------------------------------------------------------------- paths
@@ -154,11 +156,13 @@ def load_weights(path: PathLike) -> Tuple[Weights, Dict[str, Any]]:
 
 # -------------------------------------------------------------------------------------- network
 class NetBackend(StrKind):
-    """What runs a network (``load_model``'s ``backend``, ``Network.backend``): onnxruntime, numpy, or
-    ``auto`` (onnx when it can, else numpy)."""
+    """What runs a network (``load_model``'s ``backend``, ``Network.backend``): onnxruntime on the
+    float graph (``onnx``) or on the int8 graph (``onnx-int8``, :mod:`gomoku_ai.net.quantize`),
+    numpy, or ``auto`` (the int8 graph when it can, else the float graph, else numpy)."""
 
     AUTO = "auto"
     ONNX = "onnx"
+    ONNX_INT8 = "onnx-int8"
     NUMPY = "numpy"
 
 
@@ -260,28 +264,38 @@ def masked_softmax(logits: np.ndarray, legal: np.ndarray, dtype: Any = np.float3
 def load_model(path: PathLike, backend: str = NetBackend.AUTO, threads: int = 1) -> Network:
     """Load a model (folder, basename or one of its files).
 
-    ``backend``: ``"onnx"`` (onnxruntime, ``threads`` intra-op threads), ``"numpy"`` (BLAS
-    threading as configured for the process), or ``"auto"``: onnx when onnxruntime imports and
-    the model has a ``.onnx`` recorded and present, else numpy.
+    ``backend``: ``"onnx"`` (onnxruntime on the ``.onnx`` graph, ``threads`` intra-op threads),
+    ``"onnx-int8"`` (onnxruntime on the ``.int8.onnx`` graph), ``"numpy"`` (BLAS threading as
+    configured for the process), or ``"auto"``: the first of onnx-int8, onnx and numpy whose graph
+    is recorded in the json and present and whose runtime imports. A recorded graph whose bytes
+    do not match its sha256 is refused (:class:`ModelError` naming the file), also under auto.
     """
     if backend not in tuple(NetBackend):
-        raise ValueError(f"backend must be 'auto', 'onnx' or 'numpy', not {backend!r}")
+        raise ValueError(f"backend must be one of {', '.join(NetBackend)}, not {backend!r}")
     base, cfg = read_config(path)
-    jpath, opath = _file(base, ".json"), _file(base, ".onnx")
-    onnx_sha = cfg["sha256"].get("onnx")
+    jpath = _file(base, ".json")
+    graphs = {NetBackend.ONNX_INT8: ("onnx_int8", _file(base, INT8_SUFFIX)),
+              NetBackend.ONNX: ("onnx", _file(base, ".onnx"))}
     if backend == NetBackend.AUTO:
-        auto = onnx_sha and opath.is_file() and onnxruntime_available()
-        backend = NetBackend.ONNX if auto else NetBackend.NUMPY
-    if backend == NetBackend.ONNX:
-        if not onnx_sha:
-            raise ModelError(f"{jpath}: no .onnx graph is recorded for this model")
+        backend = NetBackend.NUMPY
+        if onnxruntime_available():
+            for kind, (key, gpath) in graphs.items():
+                if cfg["sha256"].get(key) and gpath.is_file():
+                    backend = kind
+                    break
+    if backend in graphs:
+        key, gpath = graphs[NetBackend(backend)]
+        sha = cfg["sha256"].get(key)
+        if not sha:
+            raise ModelError(f"{jpath}: no {gpath.name[len(base.name):]} graph is recorded for this model")
         if not onnxruntime_available():
-            raise ModelError("the onnx backend needs onnxruntime, which cannot be imported")
-        data = _read_verified(opath, onnx_sha, jpath)
+            raise ModelError(f"the {backend} backend needs onnxruntime, which cannot be imported")
+        data = _read_verified(gpath, sha, jpath)
         try:
-            impl = OnnxBackend(data, threads=threads, source=str(opath))
+            impl = OnnxBackend(data, threads=threads, source=str(gpath),
+                               name=NetBackend.ONNX_INT8 if key == "onnx_int8" else NetBackend.ONNX)
         except Exception as e:  # onnxruntime raises its own exception types
-            raise ModelError(f"{opath}: onnxruntime cannot load the graph ({e})") from None
+            raise ModelError(f"{gpath}: onnxruntime cannot load the graph ({e})") from None
         return Network(impl, cfg, base)
     weights, cfg = load_weights(base)
     return Network(NumpyBackend(weights, arch_from_config(cfg)), cfg, base)

@@ -22,10 +22,11 @@ def onnxruntime_available() -> bool:
 class OnnxBackend:
     """An onnxruntime session over the model's ``.onnx`` graph (given as bytes)."""
 
-    name = "onnx"
-
-    def __init__(self, model_bytes: bytes, threads: int = 1, source: str = "model.onnx") -> None:
+    def __init__(self, model_bytes: bytes, threads: int = 1, source: str = "model.onnx",
+                 name: str = "onnx") -> None:
         import onnxruntime as ort
+
+        self.name = name    # "onnx" (the float graph) or "onnx-int8" (the quantised one)
 
         so = ort.SessionOptions()
         so.intra_op_num_threads = max(1, int(threads))

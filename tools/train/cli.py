@@ -33,7 +33,7 @@ def add_parser(sub: Any) -> None:
                                     "and measure it.")
     tsub = tr.add_subparsers(dest="train_command", required=True)
     for add in (_add_pack, _add_supervised, _add_teacher, _add_export, _add_selfplay, _add_gate, _add_loop,
-                _add_curve, _add_accuracy, _add_plot):
+                _add_curve, _add_accuracy, _add_quantize, _add_plot):
         add(tsub)
 
 
@@ -315,6 +315,26 @@ def _add_accuracy(tsub: Any) -> None:
                     help="the supervised run's validation fraction (default: %(default)s)")
     ac.add_argument("--seed", type=int, default=1,
                     help="the supervised run's seed (default: %(default)s)")
+    ac.add_argument("--backend", default="auto", choices=("auto", "onnx", "onnx-int8", "numpy"),
+                    help="what runs the network: auto is the engine's choice (the int8 graph when "
+                         "the model has one; default: %(default)s)")
+
+
+def _add_quantize(tsub: Any) -> None:
+    qu = tsub.add_parser("quantize", help="write the int8 graph of exported models (<base>.int8.onnx, "
+                                          "recorded in the .json; the engine prefers it; no torch, "
+                                          "needs onnx)")
+    qu.add_argument("models", nargs="+", help="exported model basenames or files (with a .onnx graph)")
+    qu.add_argument("--data", required=True,
+                    help="a packed shard (train pack) whose positions calibrate and check the graph")
+    qu.add_argument("--positions", type=int, default=256,
+                    help="calibration positions (default: %(default)s)")
+    qu.add_argument("--check", type=int, default=768,
+                    help="other positions on which int8 and float graphs are compared "
+                         "(default: %(default)s)")
+    qu.add_argument("--min-agreement", type=float, default=0.9,
+                    help="refuse (write nothing) when fewer best moves agree (default: %(default)s)")
+    qu.add_argument("--seed", type=int, default=0, help="seed of the position sample (default: %(default)s)")
 
 
 def _add_plot(tsub: Any) -> None:
@@ -495,10 +515,39 @@ def _run_accuracy(args: Any) -> int:
     from gomoku_ai.training.accuracy import policy_accuracy
     try:
         for m in args.models:
-            print(json.dumps(policy_accuracy(m, args.data, args.val_fraction, args.seed)),
+            print(json.dumps(policy_accuracy(m, args.data, args.val_fraction, args.seed,
+                                             backend=args.backend)),
                   flush=True)
     except (OSError, ValueError) as e:
         sys.stderr.write(f"gomoku train accuracy: {e}\n")
+        return 2
+    return 0
+
+
+def _run_quantize(args: Any) -> int:
+    """``gomoku train quantize`` (no torch; needs onnx)."""
+    import numpy as np
+    from gomoku_ai.net.weights import ModelError
+    from gomoku_ai.net.quantize import quantize_model
+    from gomoku_ai.training.dataset import ShardError, encode_positions, load_shard
+    if args.positions <= 0 or args.check <= 0:
+        sys.stderr.write("gomoku train quantize: --positions and --check must be positive\n")
+        return 2
+    try:
+        pos = load_shard(Path(args.data))
+        n = len(pos.move)
+        if n < args.positions + args.check:
+            raise ValueError(f"{args.data}: {n} positions, fewer than --positions + --check "
+                             f"({args.positions + args.check})")
+        idx = np.random.default_rng(args.seed).choice(n, args.positions + args.check, replace=False)
+        cal = encode_positions(pos, np.sort(idx[:args.positions]))
+        chk = encode_positions(pos, np.sort(idx[args.positions:]))
+        for m in args.models:
+            block = quantize_model(m, cal, chk, min_agreement=args.min_agreement,
+                                   source=Path(args.data).name)
+            print(json.dumps({"model": str(m), **block}), flush=True)
+    except (OSError, ValueError, ShardError, ModelError) as e:
+        sys.stderr.write(f"gomoku train quantize: {e}\n")
         return 2
     return 0
 
@@ -629,7 +678,7 @@ def _run_teacher(args: Any) -> int:
 #: the subcommands that need no torch, and those that do (checked before they run)
 _TORCH_FREE: Dict[str, Callable[[Any], int]] = {
     "teacher": _run_teacher, "selfplay": _run_selfplay, "gate": _run_gate, "curve": _run_curve,
-    "plot": _run_plot, "accuracy": _run_accuracy}
+    "plot": _run_plot, "accuracy": _run_accuracy, "quantize": _run_quantize}
 _WITH_TORCH: Dict[str, Callable[[Any], int]] = {
     "pack": _run_pack, "supervised": _run_supervised, "export": _run_export, "loop": _run_loop}
 

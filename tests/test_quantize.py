@@ -1,0 +1,137 @@
+"""The int8 graph of a model (gomoku_ai.net.quantize, ``gomoku train quantize``) and how the engine
+loads it (``load_model`` backends onnx-int8 and auto)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gomoku_ai.net import ModelError, encode_batch, export_model, load_model
+from gomoku_ai.net.weights import fold_batchnorm, random_model
+from gomoku_ai.training.dataset import positions_from_games, save_shard
+from test_net import random_board
+
+pytest.importorskip("onnx", reason="quantising needs the 'onnx' package; install the dev extra")
+pytest.importorskip("onnxruntime.quantization")
+from gomoku_ai.net.quantize import QuantizeError, quantize_model  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _planes(seed: int, n: int, size: int = 15) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return encode_batch([random_board(rng, size, size, int(rng.integers(4, 60))) for _ in range(n)])
+
+
+@pytest.fixture
+def model(tmp_path):
+    """A small exported model (float .onnx graph) in a temporary folder."""
+    uw = random_model(blocks=2, channels=16, head_channels=8, value_fc=16, seed=5)
+    export_model(fold_batchnorm(uw), {"name": "q", "board_sizes": [[15, 15]]}, tmp_path / "q")
+    return tmp_path / "q"
+
+
+def test_int8_graph_is_written_recorded_and_preferred(model):
+    block = quantize_model(model, _planes(1, 64), _planes(2, 128), min_agreement=0.8, source="boards")
+    cfg = json.loads(model.with_suffix(".json").read_text())
+    assert set(cfg["sha256"]) == {"npz", "onnx", "onnx_int8"}
+    assert cfg["int8"] == block and block["calibration_positions"] == 64 and block["check_positions"] == 128
+    assert block["positions_from"] == "boards" and block["policy_top1_agreement"] >= 0.8
+    assert (model.parent / "q.int8.onnx").is_file()
+    assert load_model(model).backend == "onnx-int8"              # auto prefers the int8 graph
+    assert load_model(str(model) + ".int8.onnx").backend == "onnx-int8"   # named by that file too
+    fp32, int8 = load_model(model, backend="onnx"), load_model(model, backend="onnx-int8")
+    assert fp32.backend == "onnx"
+    for size in (15, 20):                                   # the graph keeps a free board size
+        x = _planes(3, 48, size)
+        (pa, va), (pb, vb) = fp32.forward(x), int8.forward(x)
+        assert pb.shape == (48, size * size) and vb.shape == (48,)
+        assert np.mean(pa.argmax(1) == pb.argmax(1)) >= 0.8
+        assert np.abs(va - vb).mean() < 0.05
+        assert np.abs(vb).max() <= 1.0
+
+
+def test_too_loose_an_int8_graph_writes_nothing(model):
+    before = model.with_suffix(".json").read_bytes()
+    with pytest.raises(QuantizeError, match="agrees"):
+        quantize_model(model, _planes(1, 32), _planes(2, 32), min_agreement=1.01)
+    assert model.with_suffix(".json").read_bytes() == before
+    assert not (model.parent / "q.int8.onnx").exists()
+    assert load_model(model).backend == "onnx"
+    with pytest.raises(QuantizeError, match=r"must be \(N > 0, 5, H, W\)"):
+        quantize_model(model, np.zeros((4, 3, 15, 15), np.float32), _planes(2, 8))
+    assert not (model.parent / "q.int8.onnx").exists()
+
+
+def test_a_model_without_a_float_graph_is_refused(tmp_path):
+    uw = random_model(blocks=1, channels=8, head_channels=4, value_fc=8, seed=1)
+    export_model(fold_batchnorm(uw), {"name": "n"}, tmp_path / "n", with_onnx=False)
+    with pytest.raises(QuantizeError, match="no .onnx graph"):
+        quantize_model(tmp_path / "n", _planes(1, 8), _planes(2, 8))
+    with pytest.raises(ModelError, match="int8.onnx graph is recorded"):
+        load_model(tmp_path / "n", backend="onnx-int8")
+    with pytest.raises(ValueError, match="onnx-int8"):
+        load_model(tmp_path / "n", backend="int8")
+
+
+def test_a_corrupt_int8_graph_is_refused_naming_it_even_under_auto(model):
+    quantize_model(model, _planes(1, 32), _planes(2, 32), min_agreement=0.5)
+    path = model.parent / "q.int8.onnx"
+    path.write_bytes(path.read_bytes()[:-7])
+    for backend in ("auto", "onnx-int8"):
+        with pytest.raises(ModelError) as ei:
+            load_model(model, backend=backend)
+        assert str(path) in str(ei.value)
+    assert load_model(model, backend="onnx").backend == "onnx"
+
+
+def test_re_exporting_a_model_forgets_its_old_int8_graph(model, tmp_path):
+    quantize_model(model, _planes(1, 32), _planes(2, 32), min_agreement=0.5)
+    uw = random_model(blocks=2, channels=16, head_channels=8, value_fc=16, seed=6)
+    export_model(fold_batchnorm(uw), {"name": "q"}, model)     # new weights, same basename
+    assert (model.parent / "q.int8.onnx").exists()             # the stale file is left, unrecorded
+    assert "onnx_int8" not in json.loads(model.with_suffix(".json").read_text())["sha256"]
+    assert load_model(model).backend == "onnx"
+
+
+def test_playing_the_int8_graph_imports_neither_onnx_nor_torch(model):
+    quantize_model(model, _planes(1, 32), _planes(2, 32), min_agreement=0.5)
+    code = ("import sys, numpy; from gomoku_ai.net import load_model; "
+            f"n = load_model({str(model)!r}); n.forward(numpy.zeros((1, 5, 9, 9), 'float32')); "
+            "print(n.backend, 'onnx' in sys.modules, 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["onnx-int8", "False", "False"]
+
+
+def _shard(path: Path, games: int = 12) -> Path:
+    rng = np.random.default_rng(4)
+    rows = []
+    for _ in range(games):
+        b = random_board(rng, 15, 15, 30)
+        rows.append((list(b.moves), (15, 15), int(rng.integers(0, 3)) or None))
+    save_shard(positions_from_games(rows), path)
+    return path
+
+
+def _cli(*argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tools.cli", "train", "quantize", *argv], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_train_quantize_command(model, tmp_path):
+    shard = _shard(tmp_path / "s.npz")
+    r = _cli(str(model), "--data", str(shard), "--positions", "40", "--check", "60", "--min-agreement", "0.5")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["model"] == str(model) and out["calibration_positions"] == 40 and out["check_positions"] == 60
+    assert out["positions_from"] == "s.npz" and "pre-processing" not in r.stderr
+    assert load_model(model).backend == "onnx-int8"
+    r = _cli(str(model), "--data", str(shard), "--positions", "400", "--check", "400")
+    assert r.returncode == 2 and "fewer than --positions + --check" in r.stderr
+    r = _cli(str(model), "--data", str(tmp_path / "missing.npz"))
+    assert r.returncode == 2 and "missing.npz" in r.stderr
