@@ -20,7 +20,9 @@ Options (managers pass none):
 Environment: ``PYGOMOKU_PLAYER=sleepy|stuck`` selects a diagnostic player for tests (see
 :mod:`gomoku_ai.testplayers`). ``PYGOMOKU_MCTS="c_puct=1.2,fpu_reduction=0.3"`` overrides search parameters
 (:class:`gomoku_ai.mcts.MCTSConfig` fields, for A/B matches); one that names no field or has a bad value is reported
-on stderr and the engine exits with status 2 before reading any command. ``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS`` and ``MKL_NUM_THREADS`` default to
+on stderr and the engine exits with status 2 before reading any command. ``PYGOMOKU_NET_BACKEND=onnx`` runs the
+network's float graph where it also has an int8 one (``onnx-int8``, the default when present; ``numpy``); an
+unknown value is refused the same way. ``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS`` and ``MKL_NUM_THREADS`` default to
 1 (set here, before numpy is imported) so that BLAS does not start a thread per core.
 
 Start-up is kept short (GomocupJudge charges it to the first move): only the standard library and the
@@ -131,6 +133,13 @@ def main(argv: "list | None" = None) -> int:
             model_choice(opts["model"])
         except ModelNotFoundError as e:
             print(f"pbrain-pygomoku: --model: {e}", file=sys.stderr)
+            return 2
+    if os.environ.get("PYGOMOKU_NET_BACKEND", "").strip():   # refuse a typo before any command
+        from gomoku_ai.shipped import env_backend
+        try:
+            env_backend()
+        except ValueError as e:
+            print(f"pbrain-pygomoku: {e}", file=sys.stderr)
             return 2
     if os.environ.get("PYGOMOKU_MCTS", "").strip():   # the A/B switch: refuse a typo before any command
         import dataclasses

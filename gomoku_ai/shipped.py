@@ -233,7 +233,20 @@ def load_evaluator(model: Union[None, str, Path] = None, rule: Rule = Rule.FREES
     if choice == HEURISTIC:
         return HeuristicEvaluator()
     from .evaluator import NetworkEvaluator
-    return NetworkEvaluator(_network(choice, backend, threads), batch_size=batch_size)
+    return NetworkEvaluator(_network(choice, env_backend(backend), threads), batch_size=batch_size)
+
+
+def env_backend(backend: str = "auto") -> str:
+    """``backend``; where it is ``auto``, ``$PYGOMOKU_NET_BACKEND`` when that is set (``onnx``: the float
+    graph, e.g. for an A/B match against the int8 one; ``onnx-int8``; ``numpy``). An unknown value is a
+    ValueError naming the variable (the brain checks it before reading any command)."""
+    from .net import NetBackend
+    text = os.environ.get("PYGOMOKU_NET_BACKEND", "").strip().lower()
+    if not text:
+        return backend
+    if text not in tuple(NetBackend):
+        raise ValueError(f"PYGOMOKU_NET_BACKEND={text!r}: expected one of {', '.join(NetBackend)}")
+    return text if backend == "auto" else backend
 
 
 @functools.lru_cache(maxsize=4)

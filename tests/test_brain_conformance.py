@@ -824,13 +824,15 @@ def test_engine_model_option(engine, tmp_path):
     assert "no-such-model" in err and "no-such-model.json" in err and "gomoku8-4x32" in err
 
 
-@pytest.mark.parametrize("value, named", [("c_puct=abc", "c_puct"), ("cpuct=1.2", "cpuct"),
-                                           ("c_puct=-1", "c_puct")])
-def test_engine_refuses_a_bad_search_override(tmp_path, value, named):
+@pytest.mark.parametrize("var, value, named", [
+    ("PYGOMOKU_MCTS", "c_puct=abc", "c_puct"), ("PYGOMOKU_MCTS", "cpuct=1.2", "cpuct"),
+    ("PYGOMOKU_MCTS", "c_puct=-1", "c_puct"), ("PYGOMOKU_NET_BACKEND", "int8", "PYGOMOKU_NET_BACKEND")])
+def test_engine_refuses_a_bad_search_override(tmp_path, var, value, named):
     """``PYGOMOKU_MCTS`` (the A/B switch of search parameters) with an unknown field, a value of the wrong
-    type or out of range: reported on stderr naming it, exit status 2, before any command is read."""
+    type or out of range, or an unknown ``PYGOMOKU_NET_BACKEND``: reported on stderr naming it, exit status 2,
+    before any command is read."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
-    env["PYGOMOKU_MCTS"] = value
+    env[var] = value
     r = subprocess.run([*(ENGINE_CMD or [sys.executable, str(ROOT_ENGINE)])], input=b"START 15\n",
                        capture_output=True, timeout=60, cwd=str(tmp_path), env=env)
     assert r.returncode == 2 and r.stdout == b""

@@ -135,3 +135,19 @@ def test_train_quantize_command(model, tmp_path):
     assert r.returncode == 2 and "fewer than --positions + --check" in r.stderr
     r = _cli(str(model), "--data", str(tmp_path / "missing.npz"))
     assert r.returncode == 2 and "missing.npz" in r.stderr
+
+
+def test_the_engine_plays_the_int8_graph_unless_told_otherwise(model, monkeypatch):
+    """load_evaluator (the brain's and the tools' way to a network) takes the int8 graph when the model
+    has one; PYGOMOKU_NET_BACKEND=onnx picks the float graph (A/B matches), an explicit backend wins."""
+    from gomoku_ai.shipped import env_backend, load_evaluator
+    quantize_model(model, _planes(1, 32), _planes(2, 32), min_agreement=0.5)
+    monkeypatch.delenv("PYGOMOKU_NET_BACKEND", raising=False)
+    assert load_evaluator(str(model)).network.backend == "onnx-int8"
+    monkeypatch.setenv("PYGOMOKU_NET_BACKEND", "onnx")
+    assert load_evaluator(str(model)).network.backend == "onnx"
+    assert load_evaluator(str(model), backend="numpy").network.backend == "numpy"
+    assert env_backend("auto") == "onnx" and env_backend("onnx-int8") == "onnx-int8"
+    monkeypatch.setenv("PYGOMOKU_NET_BACKEND", "fp16")
+    with pytest.raises(ValueError, match="PYGOMOKU_NET_BACKEND"):
+        env_backend()
