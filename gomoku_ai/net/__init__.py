@@ -1,15 +1,17 @@
 """Policy/value network inference without torch.
 
-Two backends behind one interface, :class:`Network`: onnxruntime (``onnx_backend``) and plain numpy
-(``numpy_backend``); :func:`load_model` picks onnxruntime when it imports and the model has a
-``.onnx`` graph, else numpy. Neither imports torch or onnx; only :func:`export_model` needs the
-``onnx`` package (to build the graph).
+Two backends behind one interface, :class:`Network`: onnxruntime (``onnx_backend``), on the model's
+float graph or on its int8 graph (:mod:`.quantize`), and plain numpy (``numpy_backend``);
+:func:`load_model` picks the int8 graph, else the float one, when onnxruntime imports and the model
+has it, else numpy. None of them imports torch or onnx; only :func:`export_model` and
+:func:`~.quantize.quantize_model` need the ``onnx`` package (to build the graphs).
 
 * :mod:`.encoding` - board -> input planes (shared with training),
 * :mod:`.symmetries` - the 8 dihedral transforms of inputs and policies (augmentation),
 * :mod:`.weights` - architecture, weight key names, :func:`random_model`, :func:`fold_batchnorm`,
-* :mod:`.model` - file format (``.json`` + ``.npz`` + ``.onnx``), :func:`load_model`,
-  :func:`export_model`.
+* :mod:`.model` - file format (``.json`` + ``.npz`` + ``.onnx``, and ``.int8.onnx``), :func:`load_model`,
+  :func:`export_model`,
+* :mod:`.quantize` - the int8 graph of a model (``gomoku train quantize``).
 
 Typical use::
 

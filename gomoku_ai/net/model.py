@@ -14,7 +14,8 @@ A model is three files sharing a basename (``models/gm-6x64`` -> ``gm-6x64.json`
       "encoding_version": 1,
       "input_planes": ["own", "opponent", "on_board", "black_to_move", "last_move"],
       "blocks": 6, "channels": 64, "head_channels": 32, "value_fc": 64, "planes": 5,
-      "sha256": {"npz": "<hex>", "onnx": "<hex>"},   # "onnx" absent when no graph was written
+      "sha256": {"npz": "<hex>", "onnx": "<hex>"},   # "onnx" absent when no graph was written;
+                                    # "onnx_int8" (with an "int8" block) once quantised
       "notes": "...",
       ...                           # any further keys given to export_model are kept
     }
@@ -23,6 +24,9 @@ A model is three files sharing a basename (``models/gm-6x64`` -> ``gm-6x64.json`
 documented in :mod:`gomoku_ai.net.weights` (``stem.w``, ``stem.b``, ``block0.conv1.w``, ...).
 
 ``<name>.onnx``: the same network as an ONNX graph (see :mod:`gomoku_ai.net.export`).
+
+``<name>.int8.onnx`` (optional): its int8 graph (:mod:`gomoku_ai.net.quantize`), preferred by the
+``auto`` backend. Exporting again writes a json without it, so a stale int8 graph is never used.
 
 Loading reads each file once, checks its sha256 against the json and refuses a mismatch, an
 unreadable file or wrong shapes with a :class:`ModelError` that names the file.
@@ -54,7 +58,6 @@ FORMAT_VERSION = 1
 INT8_SUFFIX = ".int8.onnx"    # the int8 graph (gomoku_ai.net.quantize)
 _SUFFIXES = (".json", ".npz", INT8_SUFFIX, ".onnx")   # the int8 graph before .onnx
 PathLike = Union[str, os.PathLike]
-
 
 
 # ---------------------------------------------------------------------------------------- paths
