@@ -78,6 +78,15 @@ def test_a_model_without_a_float_graph_is_refused(tmp_path):
         load_model(tmp_path / "n", backend="int8")
 
 
+def test_a_corrupt_float_graph_is_not_quantised(model):
+    path = model.parent / "q.onnx"
+    path.write_bytes(path.read_bytes()[:-9])
+    with pytest.raises(ModelError) as ei:
+        quantize_model(model, _planes(1, 16), _planes(2, 16), min_agreement=0.5)
+    assert str(path) in str(ei.value)
+    assert not (model.parent / "q.int8.onnx").exists()
+
+
 def test_a_corrupt_int8_graph_is_refused_naming_it_even_under_auto(model):
     quantize_model(model, _planes(1, 32), _planes(2, 32), min_agreement=0.5)
     path = model.parent / "q.int8.onnx"

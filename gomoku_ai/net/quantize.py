@@ -26,7 +26,7 @@ import numpy as np
 
 from ..fileio import atomic_write_bytes
 from .encoding import NUM_PLANES
-from .model import INT8_SUFFIX, ModelError, _file, read_config, sha256_bytes
+from .model import INT8_SUFFIX, ModelError, _file, _read_verified, read_config, sha256_bytes
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -100,12 +100,14 @@ def quantize_model(path: PathLike, calibration: np.ndarray, check: np.ndarray,
             self.i += CALIBRATION_BATCH
             return {"input": batch}
 
+    float_graph = _read_verified(opath, cfg["sha256"]["onnx"], jpath)   # refuses a corrupt graph
     with tempfile.TemporaryDirectory(prefix="gomoku-int8-") as tmp:
-        out = Path(tmp) / "model.int8.onnx"
+        src, out = Path(tmp) / "model.onnx", Path(tmp) / "model.int8.onnx"
+        src.write_bytes(float_graph)
         quiet = _DropPreprocessAdvice()
         logging.getLogger().addFilter(quiet)   # onnxruntime advises shape pre-processing on the root
         try:                                   # logger; these graphs have static ranks and need none
-            quantize_static(str(opath), str(out), _Reader(), quant_format=QuantFormat.QDQ,
+            quantize_static(str(src), str(out), _Reader(), quant_format=QuantFormat.QDQ,
                             per_channel=True, activation_type=QuantType.QUInt8,
                             weight_type=QuantType.QInt8, calibrate_method=CalibrationMethod.MinMax)
         except Exception as e:   # onnxruntime's and onnx's own exception types
@@ -113,7 +115,7 @@ def quantize_model(path: PathLike, calibration: np.ndarray, check: np.ndarray,
         finally:
             logging.getLogger().removeFilter(quiet)
         data = out.read_bytes()
-    fit = agreement(opath.read_bytes(), data, check)
+    fit = agreement(float_graph, data, check)
     if fit["policy_top1_agreement"] < min_agreement:
         raise QuantizeError(f"{opath}: the int8 graph agrees with the float one on only "
                             f"{fit['policy_top1_agreement']:.1%} of best moves (< {min_agreement:.0%}); "
