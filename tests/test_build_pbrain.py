@@ -129,6 +129,21 @@ def test_one_model_gets_a_generated_index(tmp_path, how):
     assert s.models == ["best"]
 
 
+def test_an_int8_graph_ships_with_its_model(tmp_path):
+    """A quantised model's .int8.onnx is shipped beside its other files (not without onnxruntime), and a
+    model may be named by that file."""
+    base = _model(tmp_path / "run" / "best", "best")
+    (base.parent / "best.int8.onnx").write_bytes(b"x")
+    for arg in (base, base.parent / "best.int8.onnx"):
+        s = _spec(tmp_path, model=str(arg))
+        data = [a.rsplit(os.pathsep, 1)[0] for a in _pairs(bp.pyinstaller_args(s), "--add-data")]
+        assert data[1:] == [str(base) + s for s in (".json", ".npz", ".onnx", ".int8.onnx")]
+        assert s.models == ["best"]
+    s = _spec(tmp_path, model=str(base), onnxruntime=False)
+    data = [a.rsplit(os.pathsep, 1)[0] for a in _pairs(bp.pyinstaller_args(s), "--add-data")]
+    assert data[1:] == [str(base) + ".json", str(base) + ".npz"]
+
+
 def test_model_as_models_folder_and_no_model(tmp_path):
     d = _models_folder(tmp_path, {"freestyle": "gm"})
     s = _spec(tmp_path, model=str(d))

@@ -49,7 +49,7 @@ from protocol.lines import DEFAULT_MAX_MEMORY
 
 ROOT = Path(__file__).resolve().parents[1]
 ENTRY = ROOT / "engine.py"
-MODEL_SUFFIXES = (".json", ".npz", ".onnx")
+MODEL_SUFFIXES = (".json", ".npz", ".onnx", ".int8.onnx")   # .int8.onnx: the int8 graph, when quantised
 NAME_RE = re.compile(r"[A-Za-z0-9_.\-]+")  # PROTOCOL.md section 3: the characters Piskvork allows
 
 #: packages whose every module is bundled (hidden imports), less :data:`OWN_EXCLUDES`
@@ -140,8 +140,9 @@ def runtime_modules(root: Path = ROOT) -> List[str]:
 
 
 def _model_files(base: Path, onnx: bool) -> List[Path]:
-    """The files of the model ``base`` (a basename) to ship: its .json and whichever of .npz/.onnx exist."""
-    files = [base.with_name(base.name + s) for s in MODEL_SUFFIXES if onnx or s != ".onnx"]
+    """The files of the model ``base`` (a basename) to ship: its .json and whichever of .npz/.onnx/.int8.onnx
+    exist (no graph without onnxruntime)."""
+    files = [base.with_name(base.name + s) for s in MODEL_SUFFIXES if onnx or not s.endswith(".onnx")]
     files = [f for f in files if f.is_file()]
     if not files or files[0].suffix != ".json":
         raise BuildError(f"model {base}: no {base.name}.json")
@@ -153,6 +154,8 @@ def _model_files(base: Path, onnx: bool) -> List[Path]:
 def _basename(path: Path) -> Path:
     """The basename of a model named by a basename, one of its files, or its own folder (as
     :func:`gomoku_ai.net.model.model_basename`, without importing numpy)."""
+    if path.name.endswith(".int8.onnx") and path.is_file():
+        return path.with_name(path.name[:-len(".int8.onnx")])
     if path.suffix in MODEL_SUFFIXES and path.is_file():
         return path.with_suffix("")
     if path.is_dir():
