@@ -41,6 +41,10 @@ def test_int8_graph_is_written_recorded_and_preferred(model):
     assert set(cfg["sha256"]) == {"npz", "onnx", "onnx_int8"}
     assert cfg["int8"] == block and block["calibration_positions"] == 64 and block["check_positions"] == 128
     assert block["positions_from"] == "boards" and block["policy_top1_agreement"] >= 0.8
+    assert block["float_nodes"] == ["stem", "policy.conv1", "policy.conv2", "value.conv1", "value.fc1", "value.fc2"]
+    import onnx
+    ops = {n.op_type for n in onnx.load(str(model.parent / "q.int8.onnx")).graph.node}
+    assert {"QuantizeLinear", "DequantizeLinear"} <= ops      # the tower is quantised
     assert (model.parent / "q.int8.onnx").is_file()
     assert load_model(model).backend == "onnx-int8"              # auto prefers the int8 graph
     assert load_model(str(model) + ".int8.onnx").backend == "onnx-int8"   # named by that file too
