@@ -147,8 +147,9 @@ class MCTSConfig:
     c_puct: float = 1.8
     fpu_reduction: float = 0.25
     fpu_reduction_root: float = 0.0
-    root_fpu_on_reuse: bool = True    # a kept subtree's root gets fpu_reduction_root for its
-                                      # unvisited children (False: keeps the non-root value)
+    root_fpu_on_reuse: bool = False   # True: a kept subtree's root gets fpu_reduction_root for its
+                                      # unvisited children (False: keeps its non-root value; not yet
+                                      # A/B-tested, so off: PYGOMOKU_MCTS=root_fpu_on_reuse=1)
     radius: int = 2
     virtual_loss: float = 1.0
     dirichlet_alpha: float = 0.0      # > 0: add Dirichlet noise to root priors (self-play only)

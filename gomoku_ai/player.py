@@ -180,9 +180,6 @@ class Player:
         # a restricted root keeps the reused tree's statistics of the moves it allows, unless
         # PYGOMOKU_RESTRICT_REUSE=0 (A/B matches: the tree is reset, as before session 8)
         self.restrict_reuse = os.environ.get("PYGOMOKU_RESTRICT_REUSE", "1") != "0"
-        if os.environ.get("PYGOMOKU_ROOT_FPU_REUSE", "1") == "0":
-            # A/B switch: a kept subtree's root keeps its non-root first-play urgency (before session 9)
-            self.config = dataclasses.replace(self.config, root_fpu_on_reuse=False)
         overrides = config_overrides(os.environ.get("PYGOMOKU_MCTS", ""))
         if overrides:
             # A/B switch: PYGOMOKU_MCTS="c_puct=1.2,fpu_reduction=0.3" (MCTSConfig fields)
