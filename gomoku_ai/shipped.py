@@ -360,10 +360,11 @@ class DefaultPlayers:
 
 
 def player_source(player: object) -> str:
-    """What a player evaluates with: the network's file basename, or the evaluator's name (else the player's
-    class name)."""
+    """What a player evaluates with: the network's file basename and backend (``models/x, onnx-int8``), or the
+    evaluator's name (else the player's class name)."""
     ev = getattr(player, "evaluator", None)
-    base = getattr(getattr(ev, "network", None), "basename", None)
+    net = getattr(ev, "network", None)
+    base = getattr(net, "basename", None)
     if base is not None:
-        return str(base)
+        return f"{base}, {getattr(net, 'backend', '?')}"
     return str(getattr(ev, "name", None) or type(player).__name__)

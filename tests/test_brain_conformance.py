@@ -779,7 +779,7 @@ def test_board_size_chooses_the_shipped_network(monkeypatch):
                     (Rule.FREESTYLE, 8, 8, "gomoku8-4x32"),
                     (Rule.FREESTYLE, 15, 15, "freestyle15-4x32-sp"),
                     (Rule.STANDARD, 15, 15, "freestyle15-4x32")]   # index: "standard" before freestyle@8x8
-    assert player_source(brain.player).endswith("freestyle15-4x32")
+    assert player_source(brain.player).endswith("freestyle15-4x32, onnx-int8")   # its int8 graph
 
     # the brain's own default factory: the player's evaluator tells which file it came from
     brain = Brain(io.BytesIO(b"START 8\n"), io.BytesIO())
