@@ -161,7 +161,8 @@ def run(args: Any) -> int:
             model = default_model(Rule.FREESTYLE, 15, 15)
         if model and str(model).lower() != "none":
             from gomoku_ai.net import load_model
-            net = load_model(str(model))
+            from gomoku_ai.shipped import env_backend
+            net = load_model(str(model), backend=env_backend())   # PYGOMOKU_NET_BACKEND=onnx: the float graph
             r = bench_search("network", args.visits, network=net)
             r["network"] = Path(str(model)).name
             r["backend"] = str(net.backend)
