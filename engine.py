@@ -26,7 +26,8 @@ unknown value is refused the same way. ``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREA
 1 (set here, before numpy is imported) so that BLAS does not start a thread per core.
 
 Start-up is kept short (GomocupJudge charges it to the first move): only the standard library and the
-protocol modules are imported before the first command; numpy comes with the board module, and the player
+protocol modules are imported before the first command (and, when ``PYGOMOKU_MCTS`` or ``PYGOMOKU_NET_BACKEND``
+is set, the modules that check them); numpy comes with the board module, and the player
 (and any model) is created while START is handled.
 """
 from __future__ import annotations

@@ -94,12 +94,15 @@ def main(argv: Optional[List[str]] = None) -> int:
     games = [g for g in games if g[args.colour] == args.player]
     orc = Oracle([args.engine], args.nodes, 15)
     rows = []
-    for g in games:
-        r = analyse(orc, g, args.player, args.moves)
-        last = r["steps"][-1] if r["steps"] else {}
-        print(r["game"], r["result"], r["verdict"], last.get("played"), last.get("eval_before"),
-              last.get("eval_after"), flush=True)
-        rows.append(r)
+    try:
+        for g in games:
+            r = analyse(orc, g, args.player, args.moves)
+            last = r["steps"][-1] if r["steps"] else {}
+            print(r["game"], r["result"], r["verdict"], last.get("played"), last.get("eval_before"),
+                  last.get("eval_after"), flush=True)
+            rows.append(r)
+    finally:
+        orc.close()
     out = summary(rows)
     print(json.dumps(out, indent=2))
     if args.out:

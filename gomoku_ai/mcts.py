@@ -180,6 +180,8 @@ def config_overrides(text: str) -> Dict[str, Any]:
         if not eq or name not in kinds:
             raise checks.ConfigError(f"PYGOMOKU_MCTS: {item!r}: expected FIELD=VALUE with FIELD one of "
                                      f"{', '.join(sorted(kinds))}")
+        if name in out:
+            raise checks.ConfigError(f"PYGOMOKU_MCTS: {name} is given twice")
         kind = kinds[name]
         try:
             if kind is bool:
@@ -475,14 +477,11 @@ def _descend(tree: SearchTree, board: Board, stats: SearchStats
         node = child
 
 
-def _backup(path: _Path, value: Optional[float], vl: float, fpu_reduction: float,
-            fpu_root: float) -> None:
+def _backup(path: _Path, value: Optional[float], vl: float, fpu_reduction: float) -> None:
     """Undo virtual loss ``vl`` along ``path`` and add ``value`` (leaf side-to-move's view);
     ``value`` None only reverts. Propagates proven results; an edge left without visits gets
-    back its first-play-urgency value (node value - ``fpu_root`` at the root, the path's first
-    node, else - ``fpu_reduction``)."""
+    back its first-play-urgency value (node value - ``fpu_reduction``)."""
     v = value
-    root = path[0][0] if path else None
     for node, i in reversed(path):
         N, W = node.N, node.W
         if vl:
@@ -506,8 +505,7 @@ def _backup(path: _Path, value: Optional[float], vl: float, fpu_reduction: float
                 if node.n_lost == len(node.moves) and node.proven == 0:
                     node.proven = -1
         elif node.Q[i] > LOSS_Q and node.Q[i] < WIN_Q:
-            node.Q[i] = W[i] / N[i] if N[i] > 0 else \
-                node.value - (fpu_root if node is root else fpu_reduction)
+            node.Q[i] = W[i] / N[i] if N[i] > 0 else node.value - fpu_reduction
         node.PU[i] = node.P[i] / (1.0 + N[i])
 
 
@@ -752,7 +750,7 @@ class MCTS:
         assert board is not None
         pending: List[_Leaf] = []
         vl = tree.cfg.virtual_loss
-        fpu, fpu_root = tree.cfg.fpu_reduction, tree.cfg.fpu_reduction_root
+        fpu = tree.cfg.fpu_reduction
         for _ in range(want):
             path, leaf, value = _descend(tree, board, stats)
             if leaf is not None and value is None:
@@ -761,10 +759,10 @@ class MCTS:
             for _ in range(len(path)):
                 board.pop()
             if value is not None:
-                _backup(path, value, vl, fpu, fpu_root)
+                _backup(path, value, vl, fpu)
                 stats.simulations += 1
             elif leaf is None:   # collision with a leaf already pending (this batch or in flight)
-                _backup(path, None, vl, fpu, fpu_root)
+                _backup(path, None, vl, fpu)
                 break
         return pending
 
@@ -777,7 +775,7 @@ class MCTS:
         stats.batches += 1
         tree = self.tree
         vl = tree.cfg.virtual_loss
-        fpu, fpu_root = tree.cfg.fpu_reduction, tree.cfg.fpu_reduction_root
+        fpu = tree.cfg.fpu_reduction
         for k, (path, leaf, _) in enumerate(pending):
             v = float(values[k])
             if tree.expand(leaf, logits[k], v, is_root=not path):
@@ -786,7 +784,7 @@ class MCTS:
                 v = float(leaf.proven)
             elif leaf.terminal is not None:
                 v = leaf.terminal
-            _backup(path, v, vl, fpu, fpu_root)
+            _backup(path, v, vl, fpu)
             stats.simulations += 1
 
     def _evaluate_timed(self, items: List[Any], shape: Tuple[int, int]) -> _Evaluated:

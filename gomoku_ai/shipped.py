@@ -147,8 +147,8 @@ def _strip_suffix(p: Path) -> Path:
 
 
 def resolve_model(model: Union[str, Path]) -> Path:
-    """The model named by ``model``: a path (a basename with or without ``.json``/``.npz``/``.onnx``, or a
-    model folder) or the bare name of a shipped model. Returns the path to load (a basename or a folder).
+    """The model named by ``model``: a path (a basename with or without ``.json``/``.npz``/``.onnx``/``.int8.onnx``,
+    or a model folder) or the bare name of a shipped model. Returns the path to load (a basename or a folder).
     Raises :class:`ModelNotFoundError`, naming what was looked for, when there is no such model."""
     text = str(model).strip()
     if not text:
@@ -233,13 +233,24 @@ def load_evaluator(model: Union[None, str, Path] = None, rule: Rule = Rule.FREES
     if choice == HEURISTIC:
         return HeuristicEvaluator()
     from .evaluator import NetworkEvaluator
-    return NetworkEvaluator(_network(choice, env_backend(backend), threads), batch_size=batch_size)
+    from .net import ModelError
+    forced = env_backend(backend)
+    try:
+        net = _network(choice, forced, threads)
+    except ModelError as e:
+        if forced == backend:
+            raise
+        # PYGOMOKU_NET_BACKEND names a graph this model lacks (onnx-int8 for gomoku8-4x32): play it as usual
+        log.warning("PYGOMOKU_NET_BACKEND=%s: %s; using the %s backend", forced, e, backend)
+        net = _network(choice, backend, threads)
+    return NetworkEvaluator(net, batch_size=batch_size)
 
 
 def env_backend(backend: str = "auto") -> str:
     """``backend``; where it is ``auto``, ``$PYGOMOKU_NET_BACKEND`` when that is set (``onnx``: the float
     graph, e.g. for an A/B match against the int8 one; ``onnx-int8``; ``numpy``). An unknown value is a
-    ValueError naming the variable (the brain checks it before reading any command)."""
+    ValueError naming the variable (the brain checks it before reading any command). :func:`load_evaluator`
+    falls back to ``backend`` (with a warning) for a model that lacks the graph asked for."""
     from .net import NetBackend
     text = os.environ.get("PYGOMOKU_NET_BACKEND", "").strip().lower()
     if not text:

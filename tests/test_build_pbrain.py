@@ -130,10 +130,14 @@ def test_one_model_gets_a_generated_index(tmp_path, how):
 
 
 def test_an_int8_graph_ships_with_its_model(tmp_path):
-    """A quantised model's .int8.onnx is shipped beside its other files (not without onnxruntime), and a
-    model may be named by that file."""
+    """A quantised model's .int8.onnx is shipped beside its other files when its json records it (not
+    without onnxruntime), and a model may be named by that file."""
     base = _model(tmp_path / "run" / "best", "best")
     (base.parent / "best.int8.onnx").write_bytes(b"x")
+    s = _spec(tmp_path, model=str(base))                # not recorded in the json: stale, left out
+    data = [a.rsplit(os.pathsep, 1)[0] for a in _pairs(bp.pyinstaller_args(s), "--add-data")]
+    assert data[1:] == [str(base) + s for s in (".json", ".npz", ".onnx")]
+    (base.parent / "best.json").write_text(json.dumps({"sha256": {"npz": "a", "onnx": "b", "onnx_int8": "c"}}))
     for arg in (base, base.parent / "best.int8.onnx"):
         s = _spec(tmp_path, model=str(arg))
         data = [a.rsplit(os.pathsep, 1)[0] for a in _pairs(bp.pyinstaller_args(s), "--add-data")]

@@ -10,7 +10,7 @@ import pytest
 
 from gomoku_ai.board import Board
 from gomoku_ai.evaluator import Evaluator, HeuristicEvaluator, RolloutEvaluator, UniformEvaluator
-from gomoku_ai.mcts import LOSS_Q, MCTS, MCTSConfig, Node, StopReason, _backup, select_child
+from gomoku_ai.mcts import LOSS_Q, MCTS, MCTSConfig, Node, StopReason, select_child
 from gomoku_ai.rules import Rule
 
 
@@ -158,30 +158,6 @@ def test_a_kept_root_gets_the_root_first_play_urgency(on: bool) -> None:
     assert mcts.root is node
     np.testing.assert_allclose(node.Q[unvisited], node.value - (0.0 if on else 0.25))
     np.testing.assert_array_equal(node.Q[~unvisited], visited_q)
-
-
-def test_a_reverted_root_edge_gets_the_root_first_play_urgency() -> None:
-    """An edge left without visits by a reverted collision gets back the first-play urgency of
-    its node: fpu_root at the root (the path's first node), fpu_reduction below it."""
-    b = Board(15)
-    for tok in "h8 i9 g9".split():
-        b.play(b.parse(tok))
-    mcts = MCTS(HeuristicEvaluator())
-    mcts.search(b, visits=60)
-    root = mcts.root
-    i = int(np.flatnonzero(root.N == 0)[0])
-    j = next(e for e, ch in enumerate(root.children)
-             if ch is not None and ch.expanded and (ch.N == 0).any())
-    child = root.children[j]
-    k = int(np.flatnonzero(child.N == 0)[0])
-    for node, e in ((root, i), (root, j), (child, k)):   # virtual loss as _descend adds it
-        node.N[e] += 1.0
-        node.W[e] -= 1.0
-    _backup([(root, i)], None, 1.0, 0.25, 0.1)
-    _backup([(root, j), (child, k)], None, 1.0, 0.25, 0.1)
-    assert root.Q[i] == pytest.approx(root.value - 0.1)
-    assert child.Q[k] == pytest.approx(child.value - 0.25)
-    assert root.Q[j] == pytest.approx(root.W[j] / root.N[j])
 
 
 def test_solver_proves_win_in_two() -> None:

@@ -236,8 +236,9 @@ def test_search_overrides_from_the_environment(monkeypatch: pytest.MonkeyPatch) 
     cfg = Player(UniformEvaluator()).mcts.cfg
     assert (cfg.c_puct, cfg.three_replies, cfg.radius) == (1.2, False, 3)
     assert cfg.fpu_reduction == base.fpu_reduction and cfg.max_nodes == base.max_nodes
-    for bad, named in (("radius=2.5", "radius"), ("c_puct", "c_puct"), ("pipeline=yes", "pipeline"),
-                       ("nodes=3", "nodes")):
+    for bad, named in (("radius=2.5", "radius='2.5' is not of type int"), ("c_puct", "'c_puct': expected"),
+                       ("pipeline=yes", "pipeline='yes'"), ("nodes=3", "'nodes=3': expected"),
+                       ("c_puct=1,c_puct=2", "c_puct is given twice"), ("virtual_loss=0", "virtual_loss")):
         monkeypatch.setenv("PYGOMOKU_MCTS", bad)
         with pytest.raises(ConfigError, match=named):
             Player(UniformEvaluator())

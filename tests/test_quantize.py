@@ -59,6 +59,16 @@ def test_int8_graph_is_written_recorded_and_preferred(model):
         assert np.abs(vb).max() <= 1.0
 
 
+def test_quantising_again_replaces_the_graph_and_its_record(model):
+    first = quantize_model(model, _planes(1, 32), _planes(2, 32), min_agreement=0.5)
+    sha1 = json.loads(model.with_suffix(".json").read_text())["sha256"]["onnx_int8"]
+    second = quantize_model(model, _planes(7, 48), _planes(8, 32), min_agreement=0.5)
+    cfg = json.loads(model.with_suffix(".json").read_text())
+    assert second["calibration_positions"] == 48 and first["calibration_positions"] == 32
+    assert cfg["int8"] == second and cfg["sha256"]["onnx_int8"] != sha1
+    assert load_model(model).backend == "onnx-int8"            # the json and the graph agree
+
+
 def test_too_loose_an_int8_graph_writes_nothing(model):
     before = model.with_suffix(".json").read_bytes()
     with pytest.raises(QuantizeError, match="agrees"):
@@ -161,6 +171,12 @@ def test_the_engine_plays_the_int8_graph_unless_told_otherwise(model, monkeypatc
     assert load_evaluator(str(model)).network.backend == "onnx"
     assert load_evaluator(str(model), backend="numpy").network.backend == "numpy"
     assert env_backend("auto") == "onnx" and env_backend("onnx-int8") == "onnx-int8"
+    plain = model.parent / "plain"                 # a model without an int8 graph, asked for one by the env
+    uw = random_model(blocks=1, channels=8, head_channels=4, value_fc=8, seed=2)
+    export_model(fold_batchnorm(uw), {"name": "plain"}, plain)
+    monkeypatch.setenv("PYGOMOKU_NET_BACKEND", "onnx-int8")
+    assert load_evaluator(str(plain)).network.backend == "onnx"      # played as usual, not a failure
+    assert load_evaluator(str(model)).network.backend == "onnx-int8"
     monkeypatch.setenv("PYGOMOKU_NET_BACKEND", "fp16")
     with pytest.raises(ValueError, match="PYGOMOKU_NET_BACKEND"):
         env_backend()

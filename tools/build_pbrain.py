@@ -140,15 +140,25 @@ def runtime_modules(root: Path = ROOT) -> List[str]:
 
 
 def _model_files(base: Path, onnx: bool) -> List[Path]:
-    """The files of the model ``base`` (a basename) to ship: its .json and whichever of .npz/.onnx/.int8.onnx
-    exist (no graph without onnxruntime)."""
+    """The files of the model ``base`` (a basename) to ship: its .json and whichever of .npz/.onnx exist, and its
+    .int8.onnx when the json records it (no graph without onnxruntime)."""
     files = [base.with_name(base.name + s) for s in MODEL_SUFFIXES if onnx or not s.endswith(".onnx")]
-    files = [f for f in files if f.is_file()]
+    files = [f for f in files if f.is_file() and (not f.name.endswith(".int8.onnx") or _records_int8(base))]
     if not files or files[0].suffix != ".json":
         raise BuildError(f"model {base}: no {base.name}.json")
     if len(files) < 2:
         raise BuildError(f"model {base}: no weights ({base.name}.npz{' or .onnx' if onnx else ''})")
     return files
+
+
+def _records_int8(base: Path) -> bool:
+    """True when the model's json records its int8 graph (a stale ``.int8.onnx`` beside a re-exported model
+    is not shipped: the engine would not play it)."""
+    try:
+        cfg = json.loads(base.with_name(base.name + ".json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(cfg, dict) and isinstance(cfg.get("sha256"), dict) and bool(cfg["sha256"].get("onnx_int8"))
 
 
 def _basename(path: Path) -> Path:

@@ -1,8 +1,8 @@
 """Model files, loading and export.
 
-A model is three files sharing a basename (``models/gm-6x64`` -> ``gm-6x64.json``, ``.npz``,
-``.onnx``); a model may also be named by its folder (``models/gm-6x64/`` holding
-``gm-6x64.json`` or a single ``*.json``), or by any of its three file names.
+A model is three or four files sharing a basename (``models/gm-6x64`` -> ``gm-6x64.json``, ``.npz``,
+``.onnx``, and ``.int8.onnx`` once quantised); a model may also be named by its folder
+(``models/gm-6x64/`` holding ``gm-6x64.json`` or a single ``*.json``), or by any of its file names.
 
 ``<name>.json`` (format_version 1)::
 
@@ -171,7 +171,7 @@ class NetBackend(StrKind):
 
 class InferenceBackend(Protocol):
     """What runs a network's forward pass (:class:`~gomoku_ai.net.numpy_backend.NumpyBackend`,
-    :class:`~gomoku_ai.net.onnx_backend.OnnxBackend`): ``name`` (``"numpy"``, ``"onnx"``) and
+    :class:`~gomoku_ai.net.onnx_backend.OnnxBackend`): ``name`` (``"numpy"``, ``"onnx"``, ``"onnx-int8"``) and
     ``forward`` from (N, P, H, W) float32 planes to (policy logits (N, H*W), values (N,))."""
 
     name: str

@@ -316,8 +316,8 @@ def _add_accuracy(tsub: Any) -> None:
     ac.add_argument("--seed", type=int, default=1,
                     help="the supervised run's seed (default: %(default)s)")
     ac.add_argument("--backend", default="auto", choices=("auto", "onnx", "onnx-int8", "numpy"),
-                    help="what runs the network: auto is the engine's choice (the int8 graph when "
-                         "the model has one; default: %(default)s)")
+                    help="what runs the network: auto takes the int8 graph when the model has one, "
+                         "else the float graph (default: %(default)s)")
 
 
 def _add_quantize(tsub: Any) -> None:
