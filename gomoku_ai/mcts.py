@@ -148,8 +148,8 @@ class MCTSConfig:
     fpu_reduction: float = 0.25
     fpu_reduction_root: float = 0.0
     root_fpu_on_reuse: bool = False   # True: a kept subtree's root gets fpu_reduction_root for its
-                                      # unvisited children (False: keeps its non-root value; not yet
-                                      # A/B-tested, so off: PYGOMOKU_MCTS=root_fpu_on_reuse=1)
+                                      # unvisited children (False: keeps its non-root value); measured
+                                      # -1.7 +/- 36 Elo, so off (benchmarks/results/root-fpu)
     radius: int = 2
     virtual_loss: float = 1.0
     dirichlet_alpha: float = 0.0      # > 0: add Dirichlet noise to root priors (self-play only)
