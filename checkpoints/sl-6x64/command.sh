@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # session 9: a 6x64 network from scratch on Gomocup 2024 + all Rapfi teacher games (teacher15, 15b, and 15c with
-# its evaluation as half the value target), one torch thread on the 2-core machine (about 200 positions/s, 85 min)
+# its evaluation as half the value target), one torch thread on the 2-core machine (about 200 positions/s, about 100 min)
 set -euo pipefail
 G=.venv/bin/gomoku
 D=runs/data   # gomocup2024.npz: README "Training"; teach15-4000 / teach15b: checkpoints/teacher15{,b}; teach15c-mix below
