@@ -143,11 +143,10 @@ def main(argv: "list | None" = None) -> int:
             print(f"pbrain-pygomoku: {e}", file=sys.stderr)
             return 2
     if os.environ.get("PYGOMOKU_MCTS", "").strip():   # the A/B switch: refuse a typo before any command
-        import dataclasses
         from gomoku_ai.checks import ConfigError
-        from gomoku_ai.mcts import MCTSConfig, config_overrides
+        from gomoku_ai.mcts import MCTSConfig, with_overrides
         try:
-            dataclasses.replace(MCTSConfig(), **config_overrides(os.environ["PYGOMOKU_MCTS"]))
+            with_overrides(MCTSConfig(), os.environ["PYGOMOKU_MCTS"])
         except ConfigError as e:
             print(f"pbrain-pygomoku: {e}", file=sys.stderr)
             return 2

@@ -29,10 +29,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from gomoku_ai.board import Board  # noqa: E402
 from gomoku_ai.evaluator import NetworkEvaluator  # noqa: E402
 from gomoku_ai.net import Network, load_model  # noqa: E402
-from gomoku_ai.player import Limit, Player  # noqa: E402
+from gomoku_ai.player import Player  # noqa: E402
 from gomoku_ai.rules import Rule  # noqa: E402
 from gomoku_ai.shipped import resolve_model  # noqa: E402
-from tools.bench import BENCH_POSITIONS  # noqa: E402
+from tools.bench import BENCH_POSITIONS, player_visits_per_s  # noqa: E402
 
 BACKENDS = ("onnx", "onnx-int8")
 
@@ -74,18 +74,7 @@ def agreement(nets: Dict[str, Network], data: str, limit: int = 4000) -> Dict[st
 
 
 def player_rate(net: Network, ms: float) -> float:
-    p = Player(NetworkEvaluator(net, batch_size=4))
-    p.use_vcf = p.use_vct = False
-    visits = elapsed = 0.0
-    for rule, line in BENCH_POSITIONS:
-        b = Board(15, rule=Rule.parse(rule))
-        for tok in line.split():
-            b.play(b.parse(tok))
-        p.new_game()
-        info = p.think(b, Limit(soft_ms=ms, hard_ms=ms + 100))
-        visits += info.visits
-        elapsed += info.elapsed_ms
-    return visits / elapsed * 1000.0
+    return player_visits_per_s(Player(NetworkEvaluator(net, batch_size=4)), ms)
 
 
 def main(argv: Optional[list] = None) -> int:

@@ -16,28 +16,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gomoku_ai.board import Board  # noqa: E402
-from gomoku_ai.player import Limit  # noqa: E402
-from gomoku_ai.rules import Rule  # noqa: E402
 from gomoku_ai.shipped import load_player  # noqa: E402
-from tools.bench import BENCH_POSITIONS  # noqa: E402
+from tools.bench import player_visits_per_s  # noqa: E402
 
 
 def rate(pipeline: bool, ms: float) -> float:
     p = load_player()
     p.config.pipeline = pipeline
-    p.use_vcf = p.use_vct = False
-    visits = elapsed = 0.0
-    for rule, line in BENCH_POSITIONS:
-        b = Board(15, rule=Rule.parse(rule))
-        for tok in line.split():
-            b.play(b.parse(tok))
-        p.new_game()
-        info = p.think(b, Limit(soft_ms=ms, hard_ms=ms + 100))
-        visits += info.visits
-        elapsed += info.elapsed_ms
+    rate = player_visits_per_s(p, ms)
     p.mcts.close()
-    return visits / elapsed * 1000.0
+    return rate
 
 
 def main() -> int:

@@ -195,6 +195,13 @@ def config_overrides(text: str) -> Dict[str, Any]:
     return out
 
 
+def with_overrides(cfg: MCTSConfig, text: str) -> MCTSConfig:
+    """``cfg`` with the fields of ``text`` (:func:`config_overrides`) replaced; ``cfg`` itself when there
+    are none. A bad field, value or range is a :class:`~gomoku_ai.checks.ConfigError` naming it."""
+    overrides = config_overrides(text)
+    return dataclasses.replace(cfg, **overrides) if overrides else cfg
+
+
 _Path = List[Tuple[Node, int]]            # (node, child index) from the root down
 _Leaf = Tuple[_Path, Node, Any]           # a leaf to evaluate: its path, node, prepared input
 _Evaluated = Tuple[np.ndarray, np.ndarray, float]   # logits, values, seconds in the evaluator

@@ -19,7 +19,7 @@ import numpy as np
 from . import checks, movegen, tactics, vct
 from .board import Board
 from .evaluator import Evaluator, HeuristicEvaluator
-from .mcts import MCTS, NODE_BYTES, MCTSConfig, SearchStats, config_overrides
+from .mcts import MCTS, NODE_BYTES, MCTSConfig, SearchStats, with_overrides
 from .rules import opponent
 
 
@@ -180,10 +180,8 @@ class Player:
         # a restricted root keeps the reused tree's statistics of the moves it allows, unless
         # PYGOMOKU_RESTRICT_REUSE=0 (A/B matches: the tree is reset, as before session 8)
         self.restrict_reuse = os.environ.get("PYGOMOKU_RESTRICT_REUSE", "1") != "0"
-        overrides = config_overrides(os.environ.get("PYGOMOKU_MCTS", ""))
-        if overrides:
-            # A/B switch: PYGOMOKU_MCTS="c_puct=1.2,fpu_reduction=0.3" (MCTSConfig fields)
-            self.config = dataclasses.replace(self.config, **overrides)
+        # A/B switch: PYGOMOKU_MCTS="c_puct=1.2,fpu_reduction=0.3" (MCTSConfig fields)
+        self.config = with_overrides(self.config, os.environ.get("PYGOMOKU_MCTS", ""))
         if os.environ.get("PYGOMOKU_THREE_REPLIES", "1") == "0":
             # A/B switch: search every move after an open three
             self.config = dataclasses.replace(self.config, three_replies=False)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional
 if TYPE_CHECKING:  # imported lazily at run time
     from gomoku_ai.evaluator import Evaluator, PolicyValueNetwork
     from gomoku_ai.net import Network
+    from gomoku_ai.player import Player
 
 BENCH_POSITIONS = [
     # (rule, moves in h8 notation) — openings and middle games on 15x15
@@ -29,6 +30,25 @@ BENCH_POSITIONS = [
     ("standard", "h8 i9 g9 i7 i8 g10 j7"),
     ("renju", "h8 i9 g9 i7 i8 g10 j7 h10 f10"),
 ]
+
+
+def player_visits_per_s(player: "Player", ms: float) -> float:
+    """Visits per second of ``player`` on the :data:`BENCH_POSITIONS`, ``ms`` milliseconds each from a fresh
+    tree, root tactics off (only the search is timed; the player's VCF/VCT switches are left off after)."""
+    from gomoku_ai.board import Board
+    from gomoku_ai.player import Limit
+    from gomoku_ai.rules import Rule
+    player.use_vcf = player.use_vct = False
+    visits = elapsed = 0.0
+    for rule, line in BENCH_POSITIONS:
+        b = Board(15, rule=Rule.parse(rule))
+        for tok in line.split():
+            b.play(b.parse(tok))
+        player.new_game()
+        info = player.think(b, Limit(soft_ms=ms, hard_ms=ms + 100))
+        visits += info.visits
+        elapsed += info.elapsed_ms
+    return visits / elapsed * 1000.0
 
 
 def bench_board(games: int = 200, seed: int = 1) -> Dict[str, Any]:

@@ -26,6 +26,7 @@ import numpy as np
 
 from ..fileio import atomic_write_bytes
 from .encoding import NUM_PLANES
+from .onnx_backend import OnnxBackend
 from .model import INT8_SUFFIX, ModelError, _file, _read_verified, read_config, sha256_bytes
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -43,28 +44,17 @@ class _DropPreprocessAdvice(logging.Filter):
         return "pre-processing" not in record.getMessage()
 
 
-def _session(data: Union[bytes, str]) -> Any:
-    import onnxruntime as ort
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = 1
-    so.inter_op_num_threads = 1
-    so.log_severity_level = 3
-    return ort.InferenceSession(data, sess_options=so, providers=["CPUExecutionProvider"])
-
-
-def agreement(float_graph: Union[bytes, str], int8_graph: Union[bytes, str],
-              planes: np.ndarray) -> Dict[str, float]:
+def agreement(float_graph: bytes, int8_graph: bytes, planes: np.ndarray) -> Dict[str, float]:
     """How closely ``int8_graph`` follows ``float_graph`` on ``planes`` (N, P, H, W float32):
     ``policy_top1_agreement`` (share of equal best moves among the empty squares) and ``value_mae``
     ([-1, 1] units)."""
-    a, b = _session(float_graph), _session(int8_graph)
     x = np.ascontiguousarray(planes, np.float32)
-    pa, va = a.run(["policy", "value"], {"input": x})
-    pb, vb = b.run(["policy", "value"], {"input": x})
+    pa, va = OnnxBackend(float_graph).forward(x)      # the engine's sessions (one thread)
+    pb, vb = OnnxBackend(int8_graph).forward(x)
     occupied = (x[:, 0] + x[:, 1]).reshape(len(x), -1) > 0    # own and opponent planes: never a move
     pa, pb = np.where(occupied, -np.inf, pa), np.where(occupied, -np.inf, pb)
     return {"policy_top1_agreement": round(float(np.mean(pa.argmax(1) == pb.argmax(1))), 4),
-            "value_mae": round(float(np.mean(np.abs(va.reshape(-1) - vb.reshape(-1)))), 4)}
+            "value_mae": round(float(np.mean(np.abs(va - vb))), 4)}
 
 
 def quantize_model(path: PathLike, calibration: np.ndarray, check: np.ndarray,
