@@ -16,6 +16,8 @@ Options (managers pass none):
 ``--list-models``  print the shipped models (name, board sizes, notes) and exit (not for managers).
 ``--version``      print the version and exit (not for managers).
 ``--help``, ``-h``     print these options and exit (not for managers).
+``--eval-worker ...``  run as the network worker of another engine process (``INFO thread_num 2``;
+                   :mod:`gomoku_ai.net.evalworker`), not for managers or users.
 
 Environment: ``PYGOMOKU_PLAYER=sleepy|stuck`` selects a diagnostic player for tests (see
 :mod:`gomoku_ai.testplayers`). ``PYGOMOKU_MCTS="c_puct=1.2,fpu_reduction=0.3"`` overrides search parameters
@@ -111,7 +113,11 @@ def limit_virtual_memory() -> None:
 
 def main(argv: "list | None" = None) -> int:
     """Entry point: run the brain on stdin/stdout (never returns when the brain runs)."""
-    opts = _parse_args(list(sys.argv[1:] if argv is None else argv))
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["--eval-worker"]:   # a frozen engine's network worker (gomoku_ai.net.evalworker)
+        from gomoku_ai.net.evalworker import main as worker_main
+        return worker_main(args[1:])
+    opts = _parse_args(args)
     limit_virtual_memory()
     if opts["help"]:
         import re

@@ -8,6 +8,8 @@ An evaluator works in two phases so that the search can batch leaves:
 2. :meth:`Evaluator.evaluate` takes a list of prepared items and returns, for each, the policy
    *logits* over all ``width * height`` squares (the search masks them to its candidate moves and
    applies a softmax) and the value in [-1, 1] **for the side to move at that leaf**.
+
+An :class:`AsyncEvaluator` (a network in a second process) takes the same items and answers later.
 """
 from __future__ import annotations
 
@@ -18,6 +20,23 @@ import numpy as np
 
 from .board import Board
 from .rules import BLACK, WALL, WHITE, opponent
+
+
+class OffloadError(RuntimeError):
+    """An evaluation handed to another process (:mod:`gomoku_ai.net.evalworker`) failed: the process
+    died, answered late or out of step. The search evaluates in-process instead."""
+
+
+class PendingEvaluation(Protocol):
+    """A batch in flight: :meth:`result` waits for (logits, values, seconds spent evaluating)."""
+
+    def result(self) -> Tuple[np.ndarray, np.ndarray, float]: ...
+
+
+class AsyncEvaluator(Protocol):
+    """Evaluates prepared items elsewhere while the caller goes on (the search's ``offload``)."""
+
+    def submit(self, items: Sequence[Any], shape: Tuple[int, int]) -> PendingEvaluation: ...
 
 
 class Evaluator:

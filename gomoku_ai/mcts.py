@@ -45,7 +45,7 @@ import numpy as np
 
 from . import checks, movegen, tactics
 from .board import Board
-from .evaluator import Evaluator
+from .evaluator import AsyncEvaluator, Evaluator, OffloadError, PendingEvaluation
 from .rules import BLACK, EMPTY, WALL, Rule, opponent
 
 WIN_Q = 10.0  # Q of a proven winning child (dominates any exploration bonus)
@@ -160,6 +160,8 @@ class MCTSConfig:
     pipeline: bool = False            # evaluate one batch in a second thread while the next is
                                       # gathered (needs evaluator batches > 1; opt-in: slower with
                                       # the shipped 4x32 network, benchmarks/bench_pipeline.py)
+    offload_batch: int = 12           # leaves per batch while the network runs in a second process
+                                      # (MCTS.offload; bench_pipeline.py: 12 beat 4, 8 and 16)
 
     def __post_init__(self) -> None:
         checks.check_mcts_config(self)   # ConfigError (a ValueError) naming the field
@@ -530,7 +532,11 @@ class MCTS:
         self.evaluator = evaluator
         self.tree = SearchTree(config or MCTSConfig(), np.random.default_rng(seed))
         self._pool: Optional[ThreadPoolExecutor] = None
-        self._inflight: Optional[Tuple[List[_Leaf], Future[_Evaluated]]] = None
+        self._inflight: Optional[Tuple[List[_Leaf], "Future[_Evaluated] | PendingEvaluation"]] = None
+        #: where batches are evaluated while the next is gathered (a network in a second process,
+        #: :class:`gomoku_ai.net.evalworker.EvalWorker`); None: in this process. On an
+        #: :class:`OffloadError` the batch is evaluated here and this is set back to None.
+        self.offload: Optional[AsyncEvaluator] = None
 
     # ------------------------------------------------------------------ state
     @property
@@ -598,6 +604,8 @@ class MCTS:
             self.prepare_root(root, reused=True)
         cfg = self.cfg
         batch = max(1, int(self.evaluator.batch_size))
+        if self.offload is not None:
+            batch = cfg.offload_batch
         next_progress = t0 + progress_every_s
         while True:
             if root.proven != 0 or root.terminal is not None:
@@ -630,7 +638,7 @@ class MCTS:
                 want = max(1, min(batch, visits - root.n))
             if not root.expanded:
                 want = 1
-            if cfg.pipeline and batch > 1 and root.expanded:
+            if (cfg.pipeline or self.offload is not None) and batch > 1 and root.expanded:
                 self._run_pipelined(want, stats)
             else:
                 self._drain(stats)
@@ -801,28 +809,46 @@ class MCTS:
         return logits, values, time.perf_counter() - t
 
     def _run_pipelined(self, want: int, stats: SearchStats) -> None:
-        """Gather a batch while the previous one is evaluated in the pool's thread (onnxruntime
-        and numpy release the GIL), then finish the previous batch and submit this one. The tree
-        is only touched by the calling thread."""
+        """Gather a batch while the previous one is evaluated by :attr:`offload` (another process)
+        or else in the pool's thread (onnxruntime and numpy release the GIL), then finish the
+        previous batch and submit this one. The tree is only touched by the calling thread."""
         board = self.tree.board
         assert board is not None
         pending = self._gather(want, stats)
         self._drain(stats)
         if not pending:
             return
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcts-eval")
-        fut = self._pool.submit(self._evaluate_timed, [p[2] for p in pending],
-                                (board.height, board.width))
+        items = [p[2] for p in pending]
+        shape = (board.height, board.width)
+        fut: "Future[_Evaluated] | PendingEvaluation"
+        if self.offload is not None:
+            try:
+                fut = self.offload.submit(items, shape)
+            except OffloadError:
+                self.offload = None
+                self._finish(pending, *self._evaluate_timed(items, shape), stats)
+                return
+        else:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcts-eval")
+            fut = self._pool.submit(self._evaluate_timed, items, shape)
         self._inflight = (pending, fut)
 
     def _drain(self, stats: SearchStats) -> None:
-        """Wait for the batch in flight, if any, and finish it."""
+        """Wait for the batch in flight, if any, and finish it (evaluated here when the offload
+        fails; the offload is then dropped)."""
         if self._inflight is None:
             return
         pending, fut = self._inflight
         self._inflight = None
-        logits, values, el = fut.result()
+        try:
+            logits, values, el = fut.result()
+        except OffloadError:
+            self.offload = None
+            board = self.tree.board
+            assert board is not None
+            logits, values, el = self._evaluate_timed([p[2] for p in pending],
+                                                      (board.height, board.width))
         self._finish(pending, logits, values, el, stats)
 
 

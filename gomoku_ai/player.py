@@ -8,11 +8,12 @@ candidates included, so that front ends never read the search tree itself.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, List, NamedTuple, Optional, Protocol, Tuple
+from typing import TYPE_CHECKING, Callable, List, NamedTuple, Optional, Protocol, Tuple
 
 import numpy as np
 
@@ -21,6 +22,11 @@ from .board import Board
 from .evaluator import Evaluator, HeuristicEvaluator
 from .mcts import MCTS, NODE_BYTES, MCTSConfig, SearchStats, with_overrides
 from .rules import opponent
+
+if TYPE_CHECKING:
+    from .net.evalworker import EvalWorker
+
+log = logging.getLogger("pygomoku.player")
 
 
 @dataclass(frozen=True)
@@ -186,19 +192,84 @@ class Player:
             # A/B switch: search every move after an open three
             self.config = dataclasses.replace(self.config, three_replies=False)
         self.mcts = MCTS(self.evaluator, self.config, seed=seed)
+        # the network in a second process (thread_num >= 2); never restarted once it failed
+        self._worker: Optional["EvalWorker"] = None
+        # A/B switch: PYGOMOKU_WORKER=0 keeps the search on one core whatever thread_num says
+        self.use_worker = os.environ.get("PYGOMOKU_WORKER", "1") != "0"
+        self._refusal_said: Optional[str] = None
 
     @property
     def thread_num(self) -> int:
-        """Threads the manager allows (Gomocup ``INFO thread_num``). Recorded only: overlapping
-        network evaluation with tree work (:attr:`MCTSConfig.pipeline`) was measured *slower* with
-        the shipped 4x32 network (4,000 vs 4,175 visits/s on two idle cores: its batches of four
-        evaluate in well under a millisecond, less than the thread hand-over costs), so the search
-        stays on one thread; set ``config.pipeline`` for a network whose evaluation dominates."""
+        """Threads the manager allows (Gomocup ``INFO thread_num``). With 2 or more, the network is
+        evaluated in a second process (:mod:`gomoku_ai.net.evalworker`) while the search gathers
+        the next batch, when the evaluator is a network loaded from files and the memory limit
+        leaves room for the worker (:meth:`worker_refusal`); the worker starts here and is used
+        from the first search after it is ready. (A second *thread* does not help: the tree work
+        holds the GIL, bench_pipeline.py.) With 1 the worker is stopped."""
         return self._thread_num
 
     @thread_num.setter
     def thread_num(self, n: int) -> None:
         self._thread_num = max(1, int(n))
+        if self._thread_num >= 2:
+            self._start_worker()
+        elif self._worker is not None and not self._worker.failed:
+            self._stop_worker()
+
+    @property
+    def worker(self) -> Optional["EvalWorker"]:
+        """The evaluation worker, if one was started (its ``state`` and ``reason`` say how it went)."""
+        return self._worker
+
+    def worker_refusal(self) -> Optional[str]:
+        """Why no evaluation worker may run now (None: it may). Managers that count memory add the
+        children's virtual memory to the brain's (GomocupJudge), so the worker needs
+        ``memory_limit_bytes`` >= BASELINE_BYTES + WORKER_BYTES + a small tree."""
+        from .net.evalworker import WORKER_BYTES
+        if not self.use_worker:
+            return "PYGOMOKU_WORKER=0"
+        net = getattr(self.evaluator, "network", None)
+        if net is None or getattr(net, "basename", None) is None:
+            return f"the {self.evaluator.name} evaluator has no network files"
+        need = BASELINE_BYTES + WORKER_BYTES + MIN_TREE_NODES * NODE_BYTES
+        if self.memory_limit_bytes is not None and 0 < self.memory_limit_bytes < need:
+            return (f"max_memory {self.memory_limit_bytes // 2**20} MB leaves no room for a second "
+                    f"process (needs {need // 2**20} MB)")
+        return None
+
+    def _start_worker(self) -> None:
+        if self._worker is not None and (self._worker.active or self._worker.failed):
+            return
+        refusal = self.worker_refusal()
+        if refusal is not None:
+            if refusal != self._refusal_said:
+                log.info("thread_num %d: the search stays on one core (%s)", self._thread_num, refusal)
+                self._refusal_said = refusal
+            return
+        from .net.evalworker import EvalWorker
+        self._worker = EvalWorker(getattr(self.evaluator, "network")).start()
+
+    def _stop_worker(self) -> None:
+        if self._worker is not None:
+            self._worker.close()
+            self._worker = None
+        self.mcts.offload = None
+
+    def _sync_offload(self) -> None:
+        """Before a search: evaluate in the worker when it is ready and still allowed."""
+        w = self._worker
+        self.mcts.offload = None
+        if w is None or self._thread_num < 2:
+            return
+        if self.worker_refusal() is not None:
+            self._stop_worker()     # no longer allowed (a smaller max_memory)
+        elif w.poll():
+            self.mcts.offload = w
+
+    def close(self) -> None:
+        """Stop the evaluation worker and the pipeline thread, if any (the player stays usable)."""
+        self._stop_worker()
+        self.mcts.close()
 
     def new_game(self) -> None:
         """Forget the search tree (and the time saved for later moves)."""
@@ -209,7 +280,10 @@ class Player:
         if self.memory_limit_bytes is None:
             return self.config.max_nodes
         budget = self.memory_limit_bytes - BASELINE_BYTES
-        return max(2_000, min(self.config.max_nodes * 50, budget // NODE_BYTES))
+        if self._worker is not None and self._worker.alive:
+            from .net.evalworker import WORKER_BYTES
+            budget -= WORKER_BYTES
+        return max(MIN_TREE_NODES, min(self.config.max_nodes * 50, budget // NODE_BYTES))
 
     def think(self, board: Board, limit: Limit, stop: Optional[threading.Event] = None,
               on_info: Optional[InfoCallback] = None) -> SearchInfo:
@@ -252,6 +326,7 @@ class Player:
             move = self._static_choice(board)
             return done(SearchInfo(move=move, pv=[move], source=Source.STATIC))
 
+        self._sync_offload()
         self.mcts.cfg.max_nodes = self._max_nodes()
         if not self.reuse_tree or (restrict is not None and not self.restrict_reuse):
             self.mcts.reset()
@@ -476,6 +551,7 @@ VCT_NODES_NO_CLOCK = (300, 100, 300, 600)
 EXTEND_MIN_HEADROOM = 1.2
 EXTEND_MAX_FACTOR = 2.0
 BANK_MAX_FACTOR = 3.0
+MIN_TREE_NODES = 2_000   # the smallest tree cap, whatever the memory limit
 BASELINE_BYTES = 180 * 1024 * 1024  # VmPeak of the brain with onnxruntime and a model, before search (bench_brain)
 
 

@@ -63,7 +63,13 @@ class PlayerSlot:
         key = self._factory_key(rule, w, h)
         if self._key is _NO_PLAYER or key != self._key:
             self._key = key
-            self.player = None
+            old, self.player = self.player, None
+            close = getattr(old, "close", None)
+            if callable(close):     # e.g. its network's worker process
+                try:
+                    close()
+                except Exception:  # noqa: BLE001
+                    log.exception("closing the old player failed")
             try:
                 self.player = make_with(self._factory, rule, w, h, self._sized)
                 log.info("player for %s %dx%d: %s (%s)", rule.value, w, h, type(self.player).__name__,
