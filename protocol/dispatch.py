@@ -106,6 +106,10 @@ class Dispatcher:
             return
         if self.game.apply_info(cmd):
             self._rule_changed()
+        if cmd.key in ("thread_num", "max_memory"):
+            # an idle player takes them now (INFO thread_num 2 starts its network worker during the set-up,
+            # not at the first search)
+            self.players.settings_changed(self.game.settings)
 
     # ------------------------------------------------------------------ handlers
     def _new_game(self, w: int, h: int, word: str) -> None:

@@ -93,6 +93,12 @@ class PlayerSlot:
         if self.made:
             self.ensure(rule, w, h)
 
+    def settings_changed(self, settings: Settings) -> None:
+        """``INFO thread_num`` / ``max_memory``: an existing, idle player is configured at once (a busy one
+        is before its next search, as every player is)."""
+        if self.player is not None and self.idle.is_set():
+            self.configure(self.player, settings)
+
     @staticmethod
     def configure(player: Thinker, settings: Settings) -> None:
         """Give ``player`` the manager's memory limit (bytes) and thread count before a search."""

@@ -290,12 +290,15 @@ def test_the_brain_uses_a_worker_under_thread_num_2_and_leaves_none_after_end(en
     e.send("START 15")
     assert e.reply(30) == "OK"
     # max_memory 0 means Gomocup's 350 MB (as in Rapfi): too little for two processes; 1 GB is enough
-    e.send("INFO thread_num 2", "INFO max_memory 1000000000", "INFO timeout_turn 300", "BEGIN")
+    e.send("INFO thread_num 2", "INFO max_memory 1000000000", "INFO timeout_turn 300")
+    e.sync()
+    kids = children(e.proc.pid)         # started by the INFO lines, before any search
+    assert len(kids) == 1
+    e.send("BEGIN")
     e.move(10)
     e.send("TURN 0,0")
     e.move(10)
-    kids = children(e.proc.pid)
-    assert len(kids) == 1
+    assert children(e.proc.pid) == kids
     e.send("END")
     assert e.wait_exit(5) == 0
     assert gone(kids[0])
