@@ -50,10 +50,11 @@ from ..evaluator import OffloadError
 
 log = logging.getLogger("pygomoku.evalworker")
 
-#: VmSize of a worker with onnxruntime and the int8 4x32 graph loaded: 169 MB measured (numpy alone
-#: reserves ~85 MB of address space). GomocupJudge adds the virtual memory of the children to the
-#: brain's, so the player starts a worker only where ``max_memory`` leaves this much room.
-WORKER_BYTES = 180 * 1024 * 1024
+#: VmSize of a worker with onnxruntime and the int8 4x32 graph: 173 MB after loading, 190 MB after
+#: batches of 12 in a 1 s/move game (numpy alone reserves ~85 MB of address space). GomocupJudge adds
+#: the virtual memory of the children to the brain's, so the player starts a worker only where
+#: ``max_memory`` leaves this much room.
+WORKER_BYTES = 200 * 1024 * 1024
 #: The flag by which a frozen engine (no ``-m``) runs :func:`main` instead of the brain.
 FROZEN_FLAG = "--eval-worker"
 
@@ -170,7 +171,7 @@ class EvalWorker:
     (s); ``reply_timeout_s``: each reply within this (s).
     """
 
-    def __init__(self, network: Any, start_timeout_s: float = 20.0, reply_timeout_s: float = 2.0,
+    def __init__(self, network: Any, start_timeout_s: float = 20.0, reply_timeout_s: float = 0.5,
                  command: Optional[List[str]] = None) -> None:
         if getattr(network, "basename", None) is None:
             raise ValueError("the network has no model files for a worker to load")
