@@ -282,11 +282,12 @@ class PlayerFactory:
     (``START 15`` then ``START 20`` keep the player when both sizes use one network)."""
 
     def __init__(self, model: Union[None, str, Path] = None, backend: str = "auto", threads: int = 1,
-                 seed: int = 0) -> None:
+                 seed: int = 0, thread_num: int = 1) -> None:
         self.model = model
         self.backend = backend
-        self.threads = threads
+        self.threads = threads      # onnxruntime's intra-op threads
         self.seed = seed
+        self.thread_num = thread_num    # the player's (INFO thread_num): 2 puts the network in a worker process
 
     def key(self, rule: Rule, width: int = 15, height: Optional[int] = None) -> Hashable:
         try:
@@ -295,7 +296,10 @@ class PlayerFactory:
             return (rule, "missing", str(self.model))  # the call raises, once per rule
 
     def __call__(self, rule: Rule = Rule.FREESTYLE, width: int = 15, height: Optional[int] = None) -> Player:
-        return load_player(self.model, rule, self.backend, self.threads, self.seed, width=width, height=height)
+        p = load_player(self.model, rule, self.backend, self.threads, self.seed, width=width, height=height)
+        if self.thread_num > 1:
+            p.thread_num = self.thread_num
+        return p
 
 
 def takes_size(factory: Callable[..., object]) -> bool:

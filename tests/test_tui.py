@@ -392,6 +392,21 @@ def test_gomoku_play_model_by_shipped_name_and_missing_model(shipped_models, tmp
     assert rc == 0 and "gomoku8-4x32  (8x8)  [index: freestyle@8x8]" in text
 
 
+def test_gomoku_play_threads_puts_the_network_in_a_worker_process(shipped_models):
+    from gomoku_ai.shipped import PlayerFactory
+    p = PlayerFactory(thread_num=2)(Rule.FREESTYLE, 15)
+    try:
+        assert p.thread_num == 2 and p.worker is not None and p.worker.active
+    finally:
+        p.close()
+    assert PlayerFactory()(Rule.FREESTYLE, 15).worker is None
+    rc, text = _play(["--threads", "2", "--color", "none", "--max-moves", "3", "--time", "0.2"])
+    assert rc == 0 and "Engine: freestyle15-4x32-sp" in text
+    with pytest.raises(SystemExit) as e:
+        _play(["--threads", "0"])
+    assert e.value.code == 2
+
+
 def test_new_game_on_another_size_switches_the_network(shipped_models):
     from gomoku_ai.shipped import PlayerFactory
     console = Console(file=io.StringIO(), record=True, width=80)

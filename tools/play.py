@@ -43,6 +43,15 @@ def size_arg(text: str) -> str:
     return text
 
 
+def threads_arg(text: str) -> int:
+    """``--threads``: engine threads, a whole number from 1 to 64."""
+    def parse(t: str) -> int:
+        if not t.strip().isdigit() or not 1 <= int(t) <= 64:
+            raise ValueError(f"threads must be a whole number from 1 to 64, not {t!r}")
+        return int(t)
+    return _argument(parse, text)
+
+
 def move_count_arg(text: str) -> int:
     """``--max-moves``: a whole number of moves, 1 or more."""
     return _argument(parse_move_count, text)

@@ -552,7 +552,7 @@ def run(args: Any, inp: Optional[TextIO] = None, out: Optional[TextIO] = None,
             except ModelNotFoundError as e:
                 console.print(f"gomoku play: --model: {e}", markup=False)
                 return 2
-        player_factory = PlayerFactory(model)
+        player_factory = PlayerFactory(model, thread_num=int(getattr(args, "threads", 1) or 1))
     try:
         session = GameSession(w, h, rule, humans, getattr(args, "max_moves", None))
     except (ValueError, BoardSizeError) as e:
