@@ -228,6 +228,8 @@ class Player:
         from .net.evalworker import WORKER_BYTES
         if not self.use_worker:
             return "PYGOMOKU_WORKER=0"
+        if os.name == "nt":
+            return "no evaluation worker on Windows yet (it waits on pipes with select)"
         net = getattr(self.evaluator, "network", None)
         if net is None or getattr(net, "basename", None) is None:
             return f"the {self.evaluator.name} evaluator has no network files"
