@@ -20,7 +20,8 @@ Wire format, on the child's stdin and stdout, little-endian, one message at a ti
   n * planes * height * width float32 planes;
 * reply: ``b"GEVR"``, u32 n, u32 height * width, f64 seconds inside the network, then
   n * height * width float32 logits and n float32 values (for the side to move);
-* error reply: ``b"GEVE"``, u32 length, then a UTF-8 message (the child keeps serving).
+* error reply: ``b"GEVE"``, u32 length, then a UTF-8 message (the network raised; the child keeps
+  serving, but the parent stops using it).
 
 The child exits when its stdin closes (the parent ended, or was killed), ignores SIGINT (a Ctrl-C in
 a terminal reaches the whole process group; the parent decides), and writes nothing else to stdout.
