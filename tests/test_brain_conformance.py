@@ -755,8 +755,8 @@ def test_200_moves_latency(engine):
 
 # ------------------------------------------------------------------------------------------ model by board size
 def test_board_size_chooses_the_shipped_network(monkeypatch):
-    """START 8 gets the 8x8 network, START 15 and START 20 the 15x15 one; a new size that uses the same
-    network (15 -> 20), RESTART and a repeated START keep the player; a new rule makes a new one."""
+    """START 8 gets the 8x8 network, START 15 the 15x15 one and START 20 the 20x20 one; a new size that uses
+    the same network (15 -> 16), RESTART and a repeated START keep the player; a new rule makes a new one."""
     import io
     from gomoku_ai.rules import Rule
     from protocol.brain import Brain, DefaultPlayers, player_source
@@ -770,12 +770,14 @@ def test_board_size_chooses_the_shipped_network(monkeypatch):
             made.append((rule, width, height, p.evaluator.network.basename.name))
             return p
 
-    script = "START 15\nSTART 20\nSTART 8\nRESTART\nSTART 8\nSTART 15\nINFO rule 1\nRECTSTART 8,8\n"
+    script = ("START 15\nSTART 16\nSTART 20\nSTART 8\nRESTART\nSTART 8\nSTART 15\nINFO rule 1\n"
+              "RECTSTART 8,8\n")
     out = io.BytesIO()
     brain = Brain(io.BytesIO(script.encode()), out, player_factory=Recording())
     assert brain.run() == 0
-    assert out.getvalue().decode().split() == ["OK"] * 7
+    assert out.getvalue().decode().split() == ["OK"] * 8
     assert made == [(Rule.FREESTYLE, 15, 15, "freestyle15-4x32-sp"),
+                    (Rule.FREESTYLE, 20, 20, "freestyle20-4x32-sp"),
                     (Rule.FREESTYLE, 8, 8, "gomoku8-4x32"),
                     (Rule.FREESTYLE, 15, 15, "freestyle15-4x32-sp"),
                     (Rule.STANDARD, 15, 15, "freestyle15-4x32")]   # index: "standard" before freestyle@8x8

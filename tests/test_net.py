@@ -601,13 +601,16 @@ def test_shipped_repository_index_picks_by_rule_and_size(monkeypatch):
     assert models_dir() == ROOT / "models"
     assert default_model(Rule.FREESTYLE, 8).name == "gomoku8-4x32"
     assert default_model(Rule.FREESTYLE, 15).name == "freestyle15-4x32-sp"    # self-play successor
-    assert default_model(Rule.FREESTYLE, 20).name == "freestyle15-4x32-sp"
+    assert default_model(Rule.FREESTYLE, 20).name == "freestyle20-4x32-sp"    # 20x20 self-play
+    assert default_model(Rule.FREESTYLE, 20, 15).name == "freestyle15-4x32-sp"
+    assert default_model(Rule.STANDARD, 20).name == "freestyle15-4x32"        # "standard" first
     assert default_model(Rule.FREESTYLE, 10).name == "freestyle15-4x32-sp"    # gomoku10 not indexed
     assert default_model(Rule.RENJU, 15).name == "freestyle15-4x32"           # measured under renju
     assert default_model(Rule.STANDARD, 8).name == "freestyle15-4x32"
     sizes = {m["name"]: m["board_sizes"] for m in list_models()}
     assert sizes["gomoku8-4x32"] == [[8, 8]] and sizes["freestyle15-4x32"] == [[15, 15]]
     assert sizes["gomoku10-4x32"] == [[10, 10]] and sizes["freestyle15-4x32-sp"] == [[15, 15]]
+    assert sizes["freestyle20-4x32-sp"] == [[20, 20]]
 
 
 def test_one_numbering_for_openings_schedule_and_gate():

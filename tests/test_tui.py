@@ -417,8 +417,10 @@ def test_new_game_on_another_size_switches_the_network(shipped_models):
         return ui.player.evaluator.network.basename.name
     assert net() == "freestyle15-4x32-sp"
     p15 = ui.player
+    ui.cmd_new(["16"])
+    assert ui.player is p15                       # same network for 16x16: the player is kept
     ui.cmd_new(["20"])
-    assert ui.player is p15                       # same network for 20x20: the player is kept
+    assert net() == "freestyle20-4x32-sp"         # 20x20 has its own
     ui.cmd_new(["8"])
     assert net() == "gomoku8-4x32" and "gomoku8-4x32" in ui.view.engine
     ui.cmd_new(["15", "renju"])
