@@ -16,7 +16,6 @@ import json
 import re
 import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -44,10 +43,7 @@ def visits(pos: list, ms: float, thread_num: int, batch: int = 0) -> list:
         p.config.offload_batch = batch
     p.thread_num = thread_num
     if thread_num > 1:
-        end = time.monotonic() + 30.0
-        while p.worker is not None and not p.worker.poll() and time.monotonic() < end:
-            time.sleep(0.01)
-        if p.worker is None or not p.worker.poll():
+        if p.worker is None or not p.worker.wait_ready(30.0):
             raise SystemExit(f"no evaluation worker: {p.worker_refusal() or p.worker.reason}")
     out = []
     try:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -29,10 +28,7 @@ def rate(ms: float, pipeline: bool = False, worker_batch: int = 0) -> float:
     if worker_batch:
         p.config.offload_batch = worker_batch
         p.thread_num = 2
-        end = time.monotonic() + 30.0
-        while p.worker is not None and not p.worker.poll() and time.monotonic() < end:
-            time.sleep(0.01)
-        if p.worker is None or not p.worker.poll():
+        if p.worker is None or not p.worker.wait_ready(30.0):
             raise SystemExit(f"no evaluation worker: {p.worker_refusal() or p.worker.reason}")
     try:
         return player_visits_per_s(p, ms)

@@ -296,6 +296,16 @@ class EvalWorker:
                  1000.0 * (time.monotonic() - self._started))
         return True
 
+    def wait_ready(self, timeout_s: float = 30.0) -> bool:
+        """Block until :meth:`poll` says ready (True), the worker fails or ``timeout_s`` passes (False).
+        For benchmarks and tools; the search itself never waits for a worker."""
+        end = time.monotonic() + timeout_s
+        while not self.poll():
+            if self.failed or time.monotonic() >= end:
+                return False
+            time.sleep(0.01)
+        return True
+
     def _probe(self) -> bool:
         """Compare the child's answers with the parent's own network on a few positions."""
         rng = np.random.default_rng(7)
