@@ -254,9 +254,9 @@ def test_19_timeout_turn_zero_answers_at_once(engine, eol):
 
 
 def test_20_turn_limit_respected(engine):
-    """timeout_turn 2000, unlimited game time: every move arrives before 2000 ms minus a margin (2 moves with
-    the sleepy player, which uses all its time; then up to 10 moves of the real player at 300 ms, to keep the
-    test short)."""
+    """timeout_turn 2000, unlimited game time: every move of the sleepy player (which uses all its time) arrives
+    before 2000 ms minus a margin; then up to 10 moves of the real player at 300 ms (to keep the test short) each
+    arrive within the 300 ms limit."""
     e = engine(SLEEPY)
     _start15(e, "\n")
     e.send("INFO timeout_turn 2000", "INFO timeout_match 0", "INFO time_left 2147483647")
@@ -274,7 +274,10 @@ def test_20_turn_limit_respected(engine):
     lat2: list = []
     _play_game(e2, random.Random(20), Board(15), "\n", first_cmd="BEGIN", max_moves=10, latencies=lat2)
     print(f"timeout_turn 300 (default player): max {max(lat2):.0f} ms over {len(lat2)} moves")
-    assert max(lat2) < 300 - 50
+    # The contract is the limit itself. The brain keeps its own margin (66 ms at 300 ms, timeman.margin_ms) for a
+    # late batch or a slow reply; a loaded CI machine used 26 ms of it (260 ms), so the test does not take a second
+    # margin off the limit: that would be a timing assertion on the machine, not on the brain.
+    assert max(lat2) < 300
 
 
 @EOLS
