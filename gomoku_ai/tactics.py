@@ -710,7 +710,7 @@ class _VCF:
     """Depth-first VCF prover for the side to move (the attacker)."""
 
     def __init__(self, board: Board, node_limit: int, deadline: Optional[float],
-                 ctx: Optional[_Ctx] = None) -> None:
+                 ctx: Optional[_Ctx] = None, tt: Optional[Dict[int, int]] = None) -> None:
         self.ctx = ctx = ctx if ctx is not None else _Ctx(board)
         self.board = board
         self.buf = ctx.buf
@@ -721,7 +721,7 @@ class _VCF:
         self.deadline = deadline
         self.nodes = 0
         self.cut = 0
-        self.tt: Dict[int, int] = {}
+        self.tt: Dict[int, int] = tt if tt is not None else {}
         self.caro = ctx.caro
         self.att_forbid = ctx.renju and self.att == BLACK
         self.dfn_forbid = ctx.renju and self.dfn == BLACK
@@ -891,13 +891,21 @@ def vcf_search(board: Board, max_depth: int = 40, node_limit: int = 20000,
 
 
 def _vcf_in(ctx: _Ctx, node_limit: int, deadline: Optional[float],
-            max_depth: int = 40) -> VCFResult:
+            max_depth: int = 40, tt: Optional[Dict[int, int]] = None) -> VCFResult:
     """:func:`vcf_search` on ``ctx.board`` reusing the caller's ``ctx`` (its window scans are
-    kept between calls at the same stones: :meth:`_Ctx.windows`)."""
+    kept between calls at the same stones: :meth:`_Ctx.windows`).
+
+    ``tt``: a transposition table shared by the caller's VCF searches (by ``Board.hash``, which
+    includes the side to move: the attacker of each entry). An entry says "no VCF within that many
+    fours" (or none at all) for the position, whatever search stored it: a node's candidate fours
+    are a superset of the fours on the board at any root (the root's four-windows plus those each
+    attacker stone of the path opens) and its defender five-points are complete, so what a node
+    proves does not depend on the root it was reached from. A VCT's VCF searches overlap heavily
+    (neighbouring nodes, the deeper passes of its iterative deepening)."""
     t0 = time.perf_counter()
     if ctx.board.winner is not None:
         return VCFResult(None, complete=True)
-    res = _VCF(ctx.board, node_limit, deadline, ctx).run(max_depth)
+    res = _VCF(ctx.board, node_limit, deadline, ctx, tt).run(max_depth)
     res.elapsed_s = time.perf_counter() - t0
     return res
 

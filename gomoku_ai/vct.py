@@ -123,6 +123,10 @@ def _threats(ctx: _Ctx, c: int) -> List[Tuple[int, int, int]]:
     return out
 
 
+#: the VCT's VCF searches share one transposition table (:func:`gomoku_ai.tactics._vcf_in`)
+SHARED_VCF_TT = True
+
+
 class _VCT:
     def __init__(self, board: Board, node_limit: int, deadline: Optional[float],
                  vcf_nodes: int, max_threats: int, verify: bool = False) -> None:
@@ -139,6 +143,7 @@ class _VCT:
         self.cut = 0
         self.tt: Dict[int, int] = {}
         self.vcf_seen: Dict[int, Tuple[Optional[List[int]], bool]] = {}
+        self.vcf_tt: Optional[Dict[int, int]] = {} if SHARED_VCF_TT else None
         self.dfn_forbid = self.ctx.renju and self.dfn == BLACK
         self.verify = verify
 
@@ -162,7 +167,7 @@ class _VCT:
         hit = self.vcf_seen.get(key)
         if hit is not None:
             return (None if hit[0] is None else list(hit[0])), hit[1]
-        res = _vcf_in(self.ctx, self.vcf_nodes, self.deadline)
+        res = _vcf_in(self.ctx, self.vcf_nodes, self.deadline, tt=self.vcf_tt)
         self.vcf_total += res.nodes
         self.vcf_seen[key] = (res.line, res.aborted)
         return (None if res.line is None else list(res.line)), res.aborted

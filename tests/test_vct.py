@@ -259,3 +259,30 @@ def test_the_vcf_memo_changes_no_answer(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setattr(V._VCT, "_vcf", forgetful)
     assert run_all() == with_memo
     assert any(line for line, _n in with_memo)
+
+
+def test_the_shared_vcf_table_changes_no_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The VCT's VCF searches share one transposition table (``SHARED_VCF_TT``): an entry is a fact
+    about its position whatever search stored it. With a table of their own per VCF search, the
+    lines and the attacker node counts are the same on the set's positions (attack, and the
+    opponent's threat as if passed), and the shared table spends fewer VCF nodes."""
+    ps = _set()[:24]
+
+    def run_all() -> tuple:
+        out, vcf_nodes = [], 0
+        for p in ps:
+            b = p.board()
+            res = V.vct_search(b, max_depth=4, node_limit=600)
+            b.pass_turn()
+            thr = V.vct_search(b, max_depth=3, node_limit=300)
+            out.append((res.line, res.nodes, thr.line, thr.nodes))
+            vcf_nodes += res.vcf_nodes + thr.vcf_nodes
+        return out, vcf_nodes
+
+    monkeypatch.setattr(V, "SHARED_VCF_TT", True)
+    shared, shared_nodes = run_all()
+    monkeypatch.setattr(V, "SHARED_VCF_TT", False)
+    own, own_nodes = run_all()
+    assert shared == own
+    assert any(line for line, *_ in shared)
+    assert shared_nodes < own_nodes, (shared_nodes, own_nodes)
