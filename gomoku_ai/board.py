@@ -176,6 +176,18 @@ class Board:
         self.side_to_move = 3 - c   # rules.opponent(c), inlined: push/pop are 4% slower with the call
         return win
 
+    def push_quiet(self, m: int) -> None:
+        """:meth:`push` without the win check, for a search that knows ``m`` completes no winning
+        line (a VCF's fours and blocks: a five-point is always dealt with first). The move is
+        recorded as not winning, so :attr:`winner` would be wrong if it did win; undo it with
+        :meth:`pop` before anything else reads the board."""
+        c = self.side_to_move
+        self._buf[self._pad[m]] = c
+        self.hash ^= (self._zb[m] if c == BLACK else self._zw[m]) ^ _TURN_KEY
+        self.moves.append(m)
+        self._wins.append(False)
+        self.side_to_move = 3 - c
+
     def pop(self) -> int:
         """Undo the last move and return it."""
         m = self.moves.pop()

@@ -795,10 +795,16 @@ class _VCF:
             m, d0 = order[idx]
             if buf[pad[m]] != EMPTY or m in tried:
                 continue
-            if d0 >= 0 and not info(m, d0, att).fpts:
-                continue
+            if d0 >= 0:
+                i0 = info(m, d0, att)
+                if not i0.fpts:
+                    continue
+                # the line read for the test is reused (a fifth of the line reads of a search)
+                infos = (i0 if d0 == 0 else info(m, 0, att), i0 if d0 == 1 else info(m, 1, att),
+                         i0 if d0 == 2 else info(m, 2, att), i0 if d0 == 3 else info(m, 3, att))
+            else:
+                infos = (info(m, 0, att), info(m, 1, att), info(m, 2, att), info(m, 3, att))
             tried.add(m)
-            infos = (info(m, 0, att), info(m, 1, att), info(m, 2, att), info(m, 3, att))
             F = [m + off * fd[d] for d in range(4) for off in infos[d].fpts]
             if not F:
                 continue
@@ -807,7 +813,7 @@ class _VCF:
             if len(F) == 1 and depth == 1 and not self.dfn_forbid and not caro:
                 self.cut += 1           # a single four needs at least one more four
                 continue
-            board.push(m)
+            board.push_quiet(m)
             try:
                 if D and caro and any(board.makes_five(x, dfn) for x in D if buf[pad[x]] == EMPTY):
                     continue            # the defender's five is still there
@@ -832,7 +838,7 @@ class _VCF:
                 line: Optional[List[int]] = None
                 try:
                     for r in R:
-                        board.push(r)
+                        board.push_quiet(r)
                         try:
                             Dn = ctx.fives_of(r, dfn)
                             sub = self._attack(depth - 1, cands, Dn)

@@ -253,3 +253,24 @@ def test_rule_parse() -> None:
     assert Rule.parse("1") is Rule.STANDARD
     with pytest.raises(ValueError):
         Rule.parse("chess")
+
+
+def test_push_quiet_is_push_without_the_win_check() -> None:
+    """On random non-winning moves, push_quiet leaves the same cells, hash, side to move and move
+    list as push, records the move as not winning, and pop undoes it exactly."""
+    rng = random.Random(7)
+    for size in (15, 20):
+        a, b = Board(size), Board(size)
+        for _ in range(60):
+            m = rng.choice(a.empty_squares())
+            if a.makes_five(m, a.side_to_move):
+                continue
+            before = (b.hash, b.side_to_move, list(b.moves), bytes(b._buf))
+            b.push_quiet(m)
+            assert a.push(m) is False
+            assert (a.hash, a.side_to_move, a.moves, bytes(a._buf)) == \
+                (b.hash, b.side_to_move, b.moves, bytes(b._buf))
+            assert b.winner is None
+            b.pop()
+            assert (b.hash, b.side_to_move, list(b.moves), bytes(b._buf)) == before
+            b.push_quiet(m)
