@@ -229,6 +229,7 @@ class SearchTree:
         self.restrict: Optional[Set[int]] = None  # allowed root children, None: all
         self._near_root: np.ndarray = np.zeros((0, 0), bool)
         self._root_len = 0
+        self._ctx: Optional[tactics._Ctx] = None  # the tactics view of ``board`` (set by attach)
 
     def reset(self) -> None:
         """Forget the tree."""
@@ -245,6 +246,7 @@ class SearchTree:
         before = self.restrict          # the current root's restriction (None: it has none)
         self.restrict = restrict
         self.board = board
+        self._ctx = tactics._Ctx(board)
         self._root_len = len(board.moves)
         self._near_root = movegen.near_mask(board, self.cfg.radius)
 
@@ -369,7 +371,7 @@ class SearchTree:
         if node.opp_fives:
             cands = sorted(set(node.opp_fives))
         elif board.moves:
-            cands = (_three_replies(board) if self.cfg.three_replies else None) \
+            cands = (_three_replies(board, self._ctx) if self.cfg.three_replies else None) \
                 or self.candidates_all(board)
         else:
             h, w = board.height, board.width
@@ -467,7 +469,7 @@ def _descend(tree: SearchTree, board: Board, stats: SearchStats
         node.PU[i] = node.P[i] / (1.0 + N[i])
         path.append((node, i))
         m = int(node.moves[i])
-        board.push(m)
+        board.push_quiet(m)     # never a five: a node with a five-point is proven, left above
         if len(path) > stats.max_depth:
             stats.max_depth = len(path)
         child = node.children[i]
@@ -852,13 +854,14 @@ class MCTS:
         self._finish(pending, logits, values, el, stats)
 
 
-def _three_replies(board: Board) -> Optional[List[int]]:
+def _three_replies(board: Board, ctx: Optional[tactics._Ctx] = None) -> Optional[List[int]]:
     """The only moves worth searching when the opponent's last move made an open three: the
     three's defence points (its straight-four points and the five-points of those fours) and every
     move that makes us a four. Any other move lets the opponent make a straight four, so this is a
     safe restriction (a superset of the non-losing moves). None when the last move made no open
     three, or the rule makes the three unreliable (caro's blocked ends; renju Black's threes, whose
-    points may be forbidden). The side to move has no five-point of the opponent to block here."""
+    points may be forbidden). The side to move has no five-point of the opponent to block here.
+    ``ctx``: the search's tactics view of ``board`` (made here when None)."""
     if not board.moves or board.rule is Rule.CARO:
         return None
     me = board.side_to_move
@@ -868,7 +871,8 @@ def _three_replies(board: Board) -> Optional[List[int]]:
     m = board.moves[-1]
     if board[m] != opp:
         return None
-    ctx = tactics._Ctx(board)
+    if ctx is None or ctx.board is not board:
+        ctx = tactics._Ctx(board)
     fd = ctx.fd
     points: Set[int] = set()
     for d in range(4):
