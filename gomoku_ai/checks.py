@@ -154,5 +154,5 @@ def check_mcts_config(cfg: object) -> None:
     positive(cfg, "c_puct", "virtual_loss")   # virtual_loss 0: selection would divide 0 by 0 visits
     finite(cfg, "c_puct", "virtual_loss", "fpu_reduction", "fpu_reduction_root")
     at_least(cfg, 1, "radius", "max_nodes", "check_every", "offload_batch")
-    non_negative(cfg, "dirichlet_alpha")
+    non_negative(cfg, "dirichlet_alpha", "leaf_vcf_nodes")
     fraction(cfg, "noise_fraction")

@@ -57,7 +57,7 @@ class Node:
     """One position in the tree. Statistics of its children are numpy arrays indexed like ``moves``."""
 
     __slots__ = ("moves", "P", "N", "W", "Q", "PU", "children", "n", "proven", "win_move",
-                 "my_fives", "opp_fives", "value", "expanded", "terminal", "n_lost")
+                 "my_fives", "opp_fives", "value", "expanded", "terminal", "n_lost", "vcf_checked")
 
     def __init__(self) -> None:
         self.moves: np.ndarray = _EMPTY_MOVES
@@ -72,6 +72,7 @@ class Node:
         self.expanded = False
         self.terminal: Optional[float] = None  # exact value of a finished game (draw: 0.0)
         self.n_lost = 0               # children proven winning for the opponent
+        self.vcf_checked = False      # the side to move's VCF was searched (MCTSConfig.leaf_vcf_nodes)
 
 
 _EMPTY_MOVES = np.zeros(0, np.int32)
@@ -102,6 +103,7 @@ class SearchStats:
     eval_s: float = 0.0      # time spent inside the evaluator
     stopped_by: StopReason = StopReason.NONE
     extended_s: float = 0.0  # time searched past the deadline because the choice was unsettled
+    leaf_vcf_wins: int = 0   # new nodes proven won by a VCF (MCTSConfig.leaf_vcf_nodes)
 
 
 #: :func:`time_verdict` does not stop a search as settled before this share of its budget
@@ -162,6 +164,11 @@ class MCTSConfig:
                                       # the shipped 4x32 network, benchmarks/bench_pipeline.py)
     offload_batch: int = 12           # leaves per batch while the network runs in a second process
                                       # (MCTS.offload; bench_pipeline.py: 12 beat 4, 8 and 16)
+    leaf_vcf_nodes: int = 0           # > 0: a VCF search of this many attacker nodes for the side to
+                                      # move at a node below the root; a VCF proves it won (0: off)
+    leaf_vcf_after: int = 2           # ... searched when a simulation reaches the node with this
+                                      # many visits (its own evaluation is the first): 0 when it is
+                                      # created, 1 when the search first passes through it, ...
 
     def __post_init__(self) -> None:
         checks.check_mcts_config(self)   # ConfigError (a ValueError) naming the field
@@ -459,6 +466,9 @@ def _descend(tree: SearchTree, board: Board, stats: SearchStats
         if not node.expanded:
             # an unexpanded node below the root is a leaf pending in this batch: a collision
             return (path, None, None) if path else (path, node, None)
+        if cfg.leaf_vcf_nodes and path and not node.vcf_checked and node.n + 1 >= cfg.leaf_vcf_after \
+                and _leaf_vcf(tree, node, stats):
+            return path, node, 1.0
         i = select_child(node, c)
         # virtual loss: count the visit now, as a loss for the mover
         N, W = node.N, node.W
@@ -477,6 +487,8 @@ def _descend(tree: SearchTree, board: Board, stats: SearchStats
             child = Node()
             _init_threats(child, node, m, board)
             stats.new_nodes += 1
+            if cfg.leaf_vcf_nodes and cfg.leaf_vcf_after <= 0:
+                _leaf_vcf(tree, child, stats)
             if tree.n_nodes < cfg.max_nodes:
                 node.children[i] = child
                 tree.n_nodes += 1
@@ -486,6 +498,22 @@ def _descend(tree: SearchTree, board: Board, stats: SearchStats
                 return path, child, float(child.proven)
             return path, child, None
         node = child
+
+
+def _leaf_vcf(tree: SearchTree, node: Node, stats: SearchStats) -> bool:
+    """Search a VCF for the side to move at ``node`` (the tree's board is at its position), once per
+    node, within ``leaf_vcf_nodes`` attacker nodes. One found proves the node won, so the move that
+    led to it is a proven loss for its mover (MCTS-solver backup). True when it was proven."""
+    node.vcf_checked = True
+    if node.proven or node.terminal is not None:
+        return False
+    res = tactics._vcf_in(tree._ctx, tree.cfg.leaf_vcf_nodes, None)
+    if not res.line:
+        return False
+    node.proven = 1
+    node.win_move = res.line[0]
+    stats.leaf_vcf_wins += 1
+    return True
 
 
 def _backup(path: _Path, value: Optional[float], vl: float, fpu_reduction: float) -> None:

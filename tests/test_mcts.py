@@ -465,3 +465,75 @@ def test_restricting_a_kept_root_recounts_its_lost_children() -> None:
     # restriction of the same root)
     from gomoku_ai.mcts import SearchTree
     assert SearchTree._restrict_kept(reply, {ma}) and reply.proven == -1 and reply.n_lost == 1
+
+
+# ----------------------------------------------------------------------------- VCF at the leaves
+
+# White to move. Black's four-three: X at the star makes a four on the row (White must block on its
+# right) and an open three in the column, which then becomes a straight four. White's only good
+# moves stop it (the star, or squares of the column); nearly every other move loses to that VCF.
+FOUR_THREE = """
+    ....X...
+    ....X...
+    OXXX*...
+    ........
+    """
+
+
+def _four_three() -> Tuple[Board, int]:
+    from tests.test_tactics import pos
+    b, marks = pos(FOUR_THREE, to_move=2, at=(3, 3))
+    return b, marks["*"][0]
+
+
+def _proven_children(cfg: MCTSConfig, visits: int) -> Tuple[MCTS, Any, list]:
+    b, _star = _four_three()
+    mcts = MCTS(UniformEvaluator(), cfg)
+    stats = mcts.search(b, visits=visits)
+    root = mcts.root
+    return mcts, stats, [int(root.moves[i]) for i, ch in enumerate(root.children)
+                         if ch is not None and ch.proven == 1]
+
+
+def test_leaf_vcf_proves_the_moves_that_allow_a_vcf() -> None:
+    """With a VCF search at each new node, the root's children after which Black (to move there) has
+    a VCF are proven lost for White; each one really leaves Black a VCF, the defence at the star is
+    not among them, and without it the search proves far fewer in the same visits."""
+    from gomoku_ai import tactics
+    _m, stats, lost = _proven_children(MCTSConfig(leaf_vcf_nodes=40, leaf_vcf_after=0), 300)
+    b, star = _four_three()
+    assert len(lost) >= 10 and star not in lost
+    assert stats.leaf_vcf_wins >= len(lost)
+    for m in lost:
+        b.push(m)
+        assert tactics.find_vcf(b, node_limit=2000), b.move_name(m)
+        b.pop()
+    _m, stats0, lost_without = _proven_children(MCTSConfig(leaf_vcf_nodes=0), 300)
+    assert stats0.leaf_vcf_wins == 0
+    assert len(lost_without) < len(lost)
+
+
+def test_leaf_vcf_at_the_first_pass_checks_every_node_searched_through() -> None:
+    """``leaf_vcf_after=1``: a node's VCF is searched when the search first passes through it (not
+    when it is created): after the search, every node below the root that has a visited child was
+    checked, and the leaves visited once were not."""
+    mcts, _s, lost = _proven_children(MCTSConfig(leaf_vcf_nodes=40, leaf_vcf_after=1), 300)
+    assert lost
+    checked = unchecked_leaves = 0
+    stack = [ch for ch in mcts.root.children if ch is not None]
+    while stack:
+        node = stack.pop()
+        kids = [ch for ch in node.children if ch is not None]
+        if node.expanded and node.N.sum() > 0:
+            assert node.vcf_checked or node.proven or node.terminal is not None
+            checked += 1
+        elif not kids and not node.proven:
+            assert not node.vcf_checked
+            unchecked_leaves += 1
+        stack += kids
+    assert checked and unchecked_leaves
+
+
+def test_leaf_vcf_config_is_checked() -> None:
+    with pytest.raises(ValueError, match="leaf_vcf_nodes"):
+        MCTSConfig(leaf_vcf_nodes=-1)
