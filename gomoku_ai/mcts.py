@@ -17,7 +17,13 @@ incrementally from the parent (a move can only create fives through its own four
 Tactics built into every node (exact, rule-aware through ``Board.makes_five``):
 
 - the side to move can make five: the node is a proven win (no evaluation needed);
-- the opponent threatens five: the only children are the blocking squares (none legal -> loss).
+- the opponent threatens five: the only children are the blocking squares (none legal -> loss);
+- after an open three of the opponent, the only children are its defence points and our fours;
+- optionally (``MCTSConfig.leaf_vcf_nodes``), a short VCF search (:mod:`gomoku_ai.tactics`) for the
+  side to move at a node below the root, once per node when a simulation reaches it with
+  ``leaf_vcf_after`` visits: a VCF makes the node a proven win, so the move that allowed it is a
+  proven loss for its mover. Sound: a returned VCF is a forced win, a missed one only leaves the
+  node to the network.
 
 Proven results are backed up (MCTS-solver, Winands et al. 2008): a child proven lost for its side to
 move makes the parent a proven win; a node all of whose children are proven wins for the opponent
