@@ -26,3 +26,22 @@ def test_bench_model_none_skips_the_network(capsys) -> None:
     assert cli_main(["bench", "--only", "search", "--visits", "10", "--model", "none"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert "network" not in {r["evaluator"] for r in out["search"]}
+
+
+def test_bench_honours_search_overrides(capsys, monkeypatch) -> None:
+    """``PYGOMOKU_MCTS`` changes the searches (the leaf VCF off gives other signatures) and
+    is named in the JSON; a bad field is refused before any search."""
+    import pytest
+    from gomoku_ai.checks import ConfigError
+    args = ["bench", "--only", "search", "--visits", "300", "--model", "none"]
+    assert cli_main(args) == 0
+    on = {r["evaluator"]: r for r in json.loads(capsys.readouterr().out)["search"]}
+    monkeypatch.setenv("PYGOMOKU_MCTS", "leaf_vcf_nodes=0")
+    assert cli_main(args) == 0
+    off = {r["evaluator"]: r for r in json.loads(capsys.readouterr().out)["search"]}
+    assert all(r["mcts_overrides"] == "leaf_vcf_nodes=0" for r in off.values())
+    assert all("mcts_overrides" not in r for r in on.values())
+    assert any(off[k]["signature"] != on[k]["signature"] for k in on)
+    monkeypatch.setenv("PYGOMOKU_MCTS", "no_such_field=1")
+    with pytest.raises(ConfigError):
+        cli_main(args)

@@ -2,7 +2,9 @@
 
 The signature (as in Stockfish's ``bench``) is a hash of node counts and chosen moves over a fixed set
 of positions searched to a fixed visit count: same code, same signature. A change meant to keep the
-search's behaviour must leave it unchanged.
+search's behaviour must leave it unchanged. ``PYGOMOKU_MCTS`` (``MCTSConfig`` fields, as for the engine)
+changes the searches' parameters, e.g. ``PYGOMOKU_MCTS=leaf_vcf_nodes=0`` to compare with a search
+without the leaf VCF; the JSON then names them (``mcts_overrides``).
 """
 from __future__ import annotations
 
@@ -121,8 +123,10 @@ def bench_search(evaluator_name: str, visits: int, model: str | None = None,
     path ``model``, for the ``network`` evaluator)."""
     from gomoku_ai.board import Board
     from gomoku_ai.evaluator import HeuristicEvaluator, RolloutEvaluator, UniformEvaluator
-    from gomoku_ai.mcts import MCTS
+    from gomoku_ai.mcts import MCTS, MCTSConfig, with_overrides
     from gomoku_ai.rules import Rule
+    overrides = os.environ.get("PYGOMOKU_MCTS", "")
+    with_overrides(MCTSConfig(), overrides)    # a bad field is refused before any search
     ev: Evaluator
     if evaluator_name == "uniform":
         ev = UniformEvaluator()
@@ -145,7 +149,7 @@ def bench_search(evaluator_name: str, visits: int, model: str | None = None,
         b = Board(15, rule=Rule.parse(rule))
         for tok in line.split():
             b.play(b.parse(tok))
-        m = MCTS(ev, seed=1)
+        m = MCTS(ev, with_overrides(MCTSConfig(), overrides), seed=1)
         st = m.search(b, visits=visits)
         sims += st.simulations
         evals += st.evaluations
@@ -155,6 +159,7 @@ def bench_search(evaluator_name: str, visits: int, model: str | None = None,
     outside = (total_s - eval_s) / max(sims, 1)
     return {
         "evaluator": evaluator_name, "visits_per_position": visits, "positions": len(BENCH_POSITIONS),
+        **({"mcts_overrides": overrides} if overrides.strip() else {}),
         "simulations": sims, "simulations_per_s": round(sims / total_s, 1),
         "evaluations_per_s_inside_search": round(evals / eval_s, 1) if eval_s > 0 else None,
         "us_per_simulation_outside_evaluator": round(outside * 1e6, 1),
