@@ -363,16 +363,18 @@ class Player:
         (None: all) and whether the opponent has a VCF or VCT as if we passed. ``soft`` in ms
         from ``t0`` (None: node limits alone)."""
         # caps only: a VCF search usually ends in well under 50 ms (bench_tactics), and these
-        # phases do not watch ``stop``, so they are kept short
+        # phases do not watch ``stop``, so they are kept short. Without a clock (a visit limit)
+        # their node limits alone bound them, so that the move does not depend on the machine's
+        # speed (a deadline made a caro defence that takes ~0.5 s come and go with the load)
         budget = 0.15 * (soft if soft is not None else 2000.0)
-        dl = t0 + min(budget, 500.0) / 1000.0
+        dl = None if soft is None else t0 + min(budget, 500.0) / 1000.0
         line = _find_vcf(board, dl)
         if line:
             return SearchInfo(move=line[0], value=1.0, pv=list(line), proven=1,
                               source=Source.VCF, depth=len(line))
         restrict: Optional[List[int]] = None
         if stop is None or not stop.is_set():
-            dl2 = t0 + min(2 * budget, 1000.0) / 1000.0
+            dl2 = None if soft is None else t0 + min(2 * budget, 1000.0) / 1000.0
             defences = _vcf_defences(board, dl2)
             if defences is not None:
                 restrict = defences if defences else None
@@ -593,12 +595,12 @@ def _immediate(board: Board) -> Optional[Tuple[int, Source, float]]:
     return None  # several fives to block: let the search see it (it proves the loss or a trick)
 
 
-def _find_vcf(board: Board, deadline: float) -> Optional[List[int]]:
+def _find_vcf(board: Board, deadline: Optional[float]) -> Optional[List[int]]:
     """Our VCF (attacker and forced replies alternating, first move ours), or None."""
     return tactics.find_vcf(board, deadline=deadline)
 
 
-def _vcf_defences(board: Board, deadline: float) -> Optional[List[int]]:
+def _vcf_defences(board: Board, deadline: Optional[float]) -> Optional[List[int]]:
     """None when the opponent has no VCF; else the moves that stop it (empty: nothing does)."""
     d = tactics.find_vcf_defences(board, deadline=deadline)
     return None if d is None else movegen.without_forbidden(board, d)

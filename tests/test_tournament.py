@@ -821,3 +821,19 @@ def test_a_refused_player_is_one_line_from_the_command(tmp_path):
     assert p.returncode == 2 and not out.exists()
     assert p.stderr.splitlines() == [f"gomoku tournament: player 'picky' ({_picky(tmp_path, '-', 15)}): answered "
                                      "'ERROR unsupported size' to START 20 instead of OK"], p.stderr
+
+
+def test_no_pgn_movetext_line_starts_with_a_semicolon() -> None:
+    """BayesElo (and the reader above) takes a line that starts with ';' for a comment line; in a game's
+    movetext that would drop the rest of the game, its result included. For every length of game, wherever
+    the wrapping falls, the movetext reads back with its moves and result, and no line starts with ';'."""
+    from tools.tournament.pgn import game_pgn
+    for n in range(0, 120):
+        moves = [[(3 * k) % 15, (7 * k) % 15] for k in range(n)]
+        res = {"game": n, "round": 0, "black": "a", "white": "b", "result": "0-1", "termination": "five",
+               "reason": "five in a row", "moves": moves, "started_at": 0}
+        text = game_pgn(res, "e", "s")
+        body = text.split("\n\n")[1]
+        assert not any(line.startswith(";") for line in body.splitlines()), (n, body)
+        (g,) = read_pgn(text)
+        assert g["termination"] == "0-1" and len(g["comment"].split(";")[0].split()) == n

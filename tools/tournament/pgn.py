@@ -106,7 +106,10 @@ def game_pgn(res: Dict[str, Any], event: str, site: str) -> str:
     if res.get("offender"):
         how += f" ({res['offender']})"
     words = [move_text(x, y) for x, y in (res.get("moves") or [])]
-    body = _wrap(["{"] + words + [";", _comment_text(how) + "}", result])
+    # the ";" stays on its move's line: a line that starts with ";" is a comment line to BayesElo (and to
+    # simple readers), which would drop the rest of the game, its result included
+    words = words[:-1] + [words[-1] + " ;"] if words else [";"]
+    body = _wrap(["{"] + words + [_comment_text(how) + "}", result])
     # the wrapper splits "{ h8" and ";": join the opening brace to the first word for readability
     text = "\n".join(body).replace("{ ", "{", 1).replace("{\n", "{", 1)
     return "\n".join(out) + "\n\n" + text + "\n\n"
