@@ -264,9 +264,9 @@ def test_the_vcf_memo_changes_no_answer(monkeypatch: pytest.MonkeyPatch) -> None
 def test_the_shared_vcf_table_changes_no_answer(monkeypatch: pytest.MonkeyPatch) -> None:
     """The VCT's VCF searches share one transposition table (``SHARED_VCF_TT``): an entry is a fact
     about its position whatever search stored it. With a table of their own per VCF search, the
-    lines and the attacker node counts are the same on the set's positions (attack, and the
+    lines and the attacker node counts are the same on 12 of the set's positions (attack, and the
     opponent's threat as if passed), and the shared table spends fewer VCF nodes."""
-    ps = _set()[:24]
+    ps = _set()[:12]
 
     def run_all() -> tuple:
         out, vcf_nodes = [], 0
