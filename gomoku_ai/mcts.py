@@ -514,9 +514,10 @@ def _leaf_vcf(tree: SearchTree, node: Node, stats: SearchStats) -> bool:
     node, within ``leaf_vcf_nodes`` attacker nodes. One found proves the node won, so the move that
     led to it is a proven loss for its mover (MCTS-solver backup). True when it was proven."""
     node.vcf_checked = True
-    if node.proven or node.terminal is not None:
+    ctx = tree._ctx
+    if node.proven or node.terminal is not None or ctx is None:
         return False
-    res = tactics._vcf_in(tree._ctx, tree.cfg.leaf_vcf_nodes, None)
+    res = tactics._vcf_in(ctx, tree.cfg.leaf_vcf_nodes, None)
     if not res.line:
         return False
     node.proven = 1
