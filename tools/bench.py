@@ -126,7 +126,7 @@ def bench_search(evaluator_name: str, visits: int, model: str | None = None,
     from gomoku_ai.mcts import MCTS, MCTSConfig, with_overrides
     from gomoku_ai.rules import Rule
     overrides = os.environ.get("PYGOMOKU_MCTS", "")
-    with_overrides(MCTSConfig(), overrides)    # a bad field is refused before any search
+    cfg = with_overrides(MCTSConfig(), overrides)    # a bad field is refused before any search
     ev: Evaluator
     if evaluator_name == "uniform":
         ev = UniformEvaluator()
@@ -149,7 +149,7 @@ def bench_search(evaluator_name: str, visits: int, model: str | None = None,
         b = Board(15, rule=Rule.parse(rule))
         for tok in line.split():
             b.play(b.parse(tok))
-        m = MCTS(ev, with_overrides(MCTSConfig(), overrides), seed=1)
+        m = MCTS(ev, cfg, seed=1)    # the search reads its config, never changes it
         st = m.search(b, visits=visits)
         sims += st.simulations
         evals += st.evaluations

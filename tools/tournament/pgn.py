@@ -110,7 +110,7 @@ def game_pgn(res: Dict[str, Any], event: str, site: str) -> str:
     # simple readers), which would drop the rest of the game, its result included
     words = words[:-1] + [words[-1] + " ;"] if words else [";"]
     body = _wrap(["{"] + words + [_comment_text(how) + "}", result])
-    # the wrapper splits "{ h8" and ";": join the opening brace to the first word for readability
+    # the wrapper splits "{ h8": join the opening brace to the first word for readability
     text = "\n".join(body).replace("{ ", "{", 1).replace("{\n", "{", 1)
     return "\n".join(out) + "\n\n" + text + "\n\n"
 
