@@ -110,6 +110,7 @@ class SearchStats:
     stopped_by: StopReason = StopReason.NONE
     extended_s: float = 0.0  # time searched past the deadline because the choice was unsettled
     leaf_vcf_wins: int = 0   # nodes proven won by a VCF (MCTSConfig.leaf_vcf_nodes)
+    leaf_vcf_cuts: int = 0   # moves proven lost by a sibling's refutation (MCTSConfig.leaf_vcf_cut)
 
 
 #: :func:`time_verdict` does not stop a search as settled before this share of its budget
@@ -178,6 +179,10 @@ class MCTSConfig:
     leaf_vcf_after: int = 2           # ... searched when a simulation reaches the node with this
                                       # many visits (its own evaluation is the first): 0 when it is
                                       # created, 1 when the search first passes through it, ...
+    leaf_vcf_cut: bool = True         # when a leaf VCF refutes a move and its line also wins as if
+                                      # the mover had passed, the mover's other moves that cannot
+                                      # touch the line (nor make a four) are proven lost at once
+                                      # (freestyle and standard; :func:`_cut_siblings`)
 
     def __post_init__(self) -> None:
         checks.check_mcts_config(self)   # ConfigError (a ValueError) naming the field
@@ -475,9 +480,12 @@ def _descend(tree: SearchTree, board: Board, stats: SearchStats
         if not node.expanded:
             # an unexpanded node below the root is a leaf pending in this batch: a collision
             return (path, None, None) if path else (path, node, None)
-        if cfg.leaf_vcf_nodes and path and not node.vcf_checked and node.n + 1 >= cfg.leaf_vcf_after \
-                and _leaf_vcf(tree, node, stats):
-            return path, node, 1.0
+        if cfg.leaf_vcf_nodes and path and not node.vcf_checked and node.n + 1 >= cfg.leaf_vcf_after:
+            line = _leaf_vcf(tree, node, stats)
+            if line is not None:
+                if cfg.leaf_vcf_cut:
+                    stats.leaf_vcf_cuts += _cut_siblings(tree, board, path[-1], line)
+                return path, node, 1.0
         i = select_child(node, c)
         # virtual loss: count the visit now, as a loss for the mover
         N, W = node.N, node.W
@@ -497,7 +505,7 @@ def _descend(tree: SearchTree, board: Board, stats: SearchStats
             _init_threats(child, node, m, board)
             stats.new_nodes += 1
             if cfg.leaf_vcf_nodes and cfg.leaf_vcf_after <= 0:
-                _leaf_vcf(tree, child, stats)
+                _leaf_vcf(tree, child, stats)   # (no sibling cut: the child may not be kept)
             if tree.n_nodes < cfg.max_nodes:
                 node.children[i] = child
                 tree.n_nodes += 1
@@ -509,21 +517,65 @@ def _descend(tree: SearchTree, board: Board, stats: SearchStats
         node = child
 
 
-def _leaf_vcf(tree: SearchTree, node: Node, stats: SearchStats) -> bool:
+def _leaf_vcf(tree: SearchTree, node: Node, stats: SearchStats) -> Optional[List[int]]:
     """Search a VCF for the side to move at ``node`` (the tree's board is at its position), once per
     node, within ``leaf_vcf_nodes`` attacker nodes. One found proves the node won, so the move that
-    led to it is a proven loss for its mover (MCTS-solver backup). True when it was proven."""
+    led to it is a proven loss for its mover (MCTS-solver backup). The VCF line when it was proven,
+    else None."""
     node.vcf_checked = True
     ctx = tree._ctx
     if node.proven or node.terminal is not None or ctx is None:
-        return False
+        return None
     res = tactics._vcf_in(ctx, tree.cfg.leaf_vcf_nodes, None)
     if not res.line:
-        return False
+        return None
     node.proven = 1
     node.win_move = res.line[0]
     stats.leaf_vcf_wins += 1
-    return True
+    return list(res.line)
+
+
+def _cut_siblings(tree: SearchTree, board: Board, edge: Tuple[Node, int], line: List[int]) -> int:
+    """After the leaf VCF refuted the move of ``edge`` = (parent, index) with ``line`` (``board`` at the
+    child's position, restored on return): when ``line`` also wins from the parent's position as if
+    its side to move had passed (replayed, :func:`tactics.is_vcf_line`), every other child of the
+    parent is lost unless its move lies within n steps of a square of ``line`` on one of the four
+    lines, or makes a four or five: any other stone can neither occupy, block nor lengthen a step
+    of the line, nor make a counter-four with the defender's forced replies (the argument of
+    :func:`tactics.find_vcf_defences`, which narrows its candidates the same way). Those children
+    get the proven-loss value (they are not visited again, and the parent is proven lost when
+    none is left). FREESTYLE and STANDARD only (renju's forbidden points and caro's blocked ends
+    make "cannot touch" depend on more than distance). Returns the number of moves cut."""
+    parent, i = edge
+    ctx = tree._ctx
+    if ctx is None or parent.proven or board.rule not in (Rule.FREESTYLE, Rule.STANDARD) or \
+            len(parent.moves) - parent.n_lost <= 1:
+        return 0
+    m = board.pop()
+    try:
+        board.pass_turn()
+        try:
+            valid = tactics.is_vcf_line(board, line)
+        finally:
+            board.pass_turn()
+        if not valid:
+            return 0
+        keep = tactics._relevant(ctx, line)
+        me = board.side_to_move
+        keep.update(f.move for f in tactics._four_moves(ctx, me, check_forbidden=False))
+        keep.update(tactics._five_points(ctx, me))
+    finally:
+        board.push_quiet(m)
+    Q = parent.Q
+    cut = 0
+    for j, mv in enumerate(parent.moves.tolist()):
+        if j != i and mv not in keep and LOSS_Q < Q[j] < WIN_Q:
+            Q[j] = LOSS_Q
+            parent.n_lost += 1
+            cut += 1
+    # the refuted edge itself is counted by the backup (its child is proven); the parent is
+    # proven lost there too when every child is lost
+    return cut
 
 
 def _backup(path: _Path, value: Optional[float], vl: float, fpu_reduction: float) -> None:

@@ -537,3 +537,79 @@ def test_leaf_vcf_at_the_first_pass_checks_every_node_searched_through() -> None
 def test_leaf_vcf_config_is_checked() -> None:
     with pytest.raises(ValueError, match="leaf_vcf_nodes"):
         MCTSConfig(leaf_vcf_nodes=-1)
+
+
+def _game_positions(count: int) -> list:
+    """The first ``count`` middle-game positions of benchmarks/data/vct_game_positions.txt."""
+    from pathlib import Path
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "data" / "vct_game_positions.txt"
+    out = []
+    for text in path.read_text().splitlines():
+        toks = text.split()
+        if not toks or toks[0].startswith("#"):
+            continue
+        b = Board(int(toks[0]))
+        for t in toks[1:]:
+            x, y = map(int, t.split(","))
+            b.play(y * b.width + x)
+        if b.winner is None:
+            out.append(b)
+        if len(out) == count:
+            break
+    return out
+
+
+def test_leaf_vcf_cut_only_cuts_moves_that_lose_to_a_vcf() -> None:
+    """The sibling cut (``leaf_vcf_cut``) on real middle-game positions: it cuts many moves, and every
+    move the tree holds as lost without a proven child of its own (the cut ones) really leaves the
+    opponent a VCF, at the root and two levels below it."""
+    from gomoku_ai import tactics
+    cuts = checked = 0
+    for b in _game_positions(12):
+        m = MCTS(HeuristicEvaluator(), MCTSConfig())
+        st = m.search(b, visits=200)
+        cuts += st.leaf_vcf_cuts
+        stack = [(m.root, [])]
+        while stack:
+            node, path = stack.pop()
+            if not node.expanded or node.proven:
+                continue
+            for i, mv in enumerate(node.moves.tolist()):
+                ch = node.children[i]
+                if node.Q[i] <= LOSS_Q and (ch is None or not ch.proven):
+                    for p in path + [mv]:
+                        b.push(p)
+                    assert tactics.find_vcf(b, node_limit=20000), b.move_name(mv)
+                    for _ in range(len(path) + 1):
+                        b.pop()
+                    checked += 1
+                if ch is not None and ch.expanded and len(path) < 2:
+                    stack.append((ch, path + [mv]))
+    assert cuts >= 100 and checked >= 50
+
+
+def test_leaf_vcf_cut_proves_the_same_with_fewer_vcf_searches() -> None:
+    """On the four-three puzzle (White to move, nearly every move loses to Black's VCF), the cut
+    proves as many root moves lost as the leaf VCF alone, with fewer VCF wins (the siblings of a
+    refuted move that cannot touch its line are cut without a search); the defence is never cut."""
+    def lost_after(cut: bool) -> Tuple[list, Any]:
+        b, _star = _four_three()
+        mcts = MCTS(UniformEvaluator(), MCTSConfig(leaf_vcf_cut=cut))
+        stats = mcts.search(b, visits=150)
+        r = mcts.root
+        return [int(r.moves[i]) for i in range(len(r.moves)) if r.Q[i] <= LOSS_Q], stats
+
+    _b, star = _four_three()
+    lost, st = lost_after(True)
+    lost0, st0 = lost_after(False)
+    assert st.leaf_vcf_cuts > 0 and st0.leaf_vcf_cuts == 0
+    assert star not in lost and len(lost) >= len(lost0) >= 10
+    assert st.leaf_vcf_wins < st0.leaf_vcf_wins
+
+
+def test_leaf_vcf_cut_is_off_under_renju() -> None:
+    """Renju's forbidden points make "cannot touch the line" depend on more than distance: no cut."""
+    from tests.test_tactics import pos
+    r, _marks = pos(FOUR_THREE, rule=Rule.RENJU, to_move=2, at=(3, 3))
+    st = MCTS(UniformEvaluator(), MCTSConfig()).search(r, visits=150)
+    assert st.leaf_vcf_wins > 0 and st.leaf_vcf_cuts == 0
