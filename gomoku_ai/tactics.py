@@ -423,46 +423,43 @@ def _window_scans(ctx: _Ctx, wants: Tuple[Tuple[int, int], ...]
                   ) -> List[List[Tuple[int, int]]]:
     """:func:`_window_squares` for each (colour, need) of ``wants``, in one pass over the lines.
 
-    Hot (every VCF search needs four of these scans, :meth:`_Ctx.windows`): each board line's answers are
-    looked up by the line's cells in :data:`_LINE_SQUARES` (:func:`_line_squares`), so a line is
-    scanned window by window only the first time its contents are seen. A square appears once
-    per direction, and two lines never share a (square, direction), so no set is needed."""
-    buf = ctx.buf
+    Hot (every VCF search needs four of these scans, :meth:`_Ctx.windows`): each board line's
+    answers, already as (square, direction) pairs, are looked up by the line's number and cells
+    in :data:`_LINE_SQUARES`, so a line is scanned window by window (:func:`_line_squares`) only
+    the first time its contents are seen at that place. A square appears once per direction, and
+    two lines never share a (square, direction), so no set is needed."""
+    geo = ctx.geo
     n = ctx.n
-    tkey = (wants, n)
-    table = _LINE_SQUARES.get(tkey)
-    if table is None or len(table) > _LINE_SQUARES_MAX:
-        table = _LINE_SQUARES[tkey] = {}
-    least: Dict[int, int] = {}       # per colour, the fewest stones any want needs
-    for c, need in wants:
-        least[c] = min(need, least.get(c, need))
-    checks = tuple(least.items())
+    tkey = (wants, geo.w, geo.h, n)
+    entry = _LINE_SQUARES.get(tkey)
+    if entry is None or entry[1][0] > _LINE_SQUARES_MAX:
+        entry = _LINE_SQUARES[tkey] = ([{} for _ in geo.lines], [0])
+    tables, size = entry
+    bb = bytes(ctx.buf)
     outs: List[List[Tuple[int, int]]] = [[] for _ in wants]
-    k = len(wants)
-    for lo, hi, step, m0, fd, _length, d in ctx.geo.lines:
-        seg = buf[lo:hi:step]
-        for c, need in checks:
-            if seg.count(c) >= need:
-                break
-        else:
-            continue
-        key = bytes(seg)
+    for table, (lo, hi, step, m0, fd, _length, d) in zip(tables, geo.lines):
+        key = bb[lo:hi:step]
         found = table.get(key)
         if found is None:
-            found = table[key] = tuple(_line_squares(key, c, need, n) for c, need in wants)
-        for i in range(k):
-            for off in found[i]:
-                outs[i].append((m0 + off * fd, d))
+            found = table[key] = tuple(
+                (i, tuple((m0 + off * fd, d) for off in offs))
+                for i, offs in enumerate(_line_squares(key, c, need, n) for c, need in wants)
+                if offs)
+            size[0] += 1
+        for i, squares in found:
+            outs[i].extend(squares)
     return outs
 
 
-#: per (wants, n) of :func:`_window_scans`: a board line's cells -> its :func:`_line_squares`
-#: for each want. A table is cleared when it holds over :data:`_LINE_SQUARES_MAX` lines (about
-#: 210 bytes each, so at most about 4 MB a table; the VCT searches of 98 positions from 98 games,
-#: 3,000 nodes each, filled the largest with 4,197)
-_LINE_SQUARES: Dict[Tuple[Tuple[Tuple[int, int], ...], int],
-                    Dict[bytes, Tuple[Tuple[int, ...], ...]]] = {}
-_LINE_SQUARES_MAX = 20_000
+#: per (wants, width, height, n) of :func:`_window_scans`: for each board line (in the order of
+#: ``_Geo.lines``) its cells -> the non-empty answers as (want index, ((square, direction), ...)),
+#: and the number of entries in all. The tables are dropped when they hold over
+#: :data:`_LINE_SQUARES_MAX` entries (a few hundred bytes each, so a few MB at most; the VCT searches
+#: of 98 positions from 98 games, 3,000 nodes each, filled about 4,200 line contents)
+_LINE_SQUARES: Dict[Tuple[Tuple[Tuple[int, int], ...], int, int, int],
+                    Tuple[List[Dict[bytes, Tuple[Tuple[int, Tuple[Tuple[int, int], ...]], ...]]],
+                          List[int]]] = {}
+_LINE_SQUARES_MAX = 40_000
 
 
 def _line_squares(cells: bytes, c: int, need: int, n: int) -> Tuple[int, ...]:
