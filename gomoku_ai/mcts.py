@@ -113,6 +113,10 @@ class SearchStats:
     leaf_vcf_cuts: int = 0   # moves proven lost by a sibling's refutation (MCTSConfig.leaf_vcf_cut)
 
 
+#: the most entries the leaf VCF table (:attr:`SearchTree.vcf_tt`) keeps into a search (about 100
+#: bytes each); past it the table is dropped when the next search starts
+LEAF_VCF_TT_MAX = 200_000
+
 #: :func:`time_verdict` does not stop a search as settled before this share of its budget
 SETTLE_MIN_SHARE = 0.25
 #: the best move is unsettled while it has fewer than this many times the runner-up's visits ...
@@ -179,6 +183,9 @@ class MCTSConfig:
     leaf_vcf_after: int = 2           # ... searched when a simulation reaches the node with this
                                       # many visits (its own evaluation is the first): 0 when it is
                                       # created, 1 when the search first passes through it, ...
+    leaf_vcf_tt: bool = True          # the leaf VCF searches of a tree share one transposition
+                                      # table (SearchTree.vcf_tt; an entry is a fact about its
+                                      # position, see tactics._vcf_in)
     leaf_vcf_cut: bool = True         # when a leaf VCF refutes a move and its line also wins as if
                                       # the mover had passed, the mover's other moves that cannot
                                       # touch the line (nor make a four) are proven lost at once
@@ -251,6 +258,11 @@ class SearchTree:
         self._near_root: np.ndarray = np.zeros((0, 0), bool)
         self._root_len = 0
         self._ctx: Optional[tactics._Ctx] = None  # the tactics view of ``board`` (set by attach)
+        #: the leaf VCF searches' transposition table (Board.hash -> fours searched without a
+        #: VCF), kept across moves and searches of the same board size and rule, dropped past
+        #: LEAF_VCF_TT_MAX entries
+        self.vcf_tt: Dict[int, int] = {}
+        self._vcf_tt_key: Tuple[Any, ...] = ()
 
     def reset(self) -> None:
         """Forget the tree."""
@@ -273,6 +285,10 @@ class SearchTree:
 
         walls = tuple(sorted(int(m) for m in np.flatnonzero(board.cells.reshape(-1) == WALL)))
         key_prefix = (board.width, board.height, board.rule, walls)
+        tt_key = key_prefix + (board.n,)
+        if tt_key != self._vcf_tt_key or len(self.vcf_tt) > LEAF_VCF_TT_MAX:
+            self.vcf_tt = {}
+            self._vcf_tt_key = tt_key
         moves = tuple(board.moves)
         node = self._kept_subtree(key_prefix, moves, board.side_to_move)
         if node is not None and node is self.root and before is not None and restrict != before:
@@ -526,7 +542,8 @@ def _leaf_vcf(tree: SearchTree, node: Node, stats: SearchStats) -> Optional[List
     ctx = tree._ctx
     if node.proven or node.terminal is not None or ctx is None:
         return None
-    res = tactics._vcf_in(ctx, tree.cfg.leaf_vcf_nodes, None)
+    res = tactics._vcf_in(ctx, tree.cfg.leaf_vcf_nodes, None,
+                          tt=tree.vcf_tt if tree.cfg.leaf_vcf_tt else None)
     if not res.line:
         return None
     node.proven = 1

@@ -613,3 +613,29 @@ def test_leaf_vcf_cut_is_off_under_renju() -> None:
     r, _marks = pos(FOUR_THREE, rule=Rule.RENJU, to_move=2, at=(3, 3))
     st = MCTS(UniformEvaluator(), MCTSConfig()).search(r, visits=150)
     assert st.leaf_vcf_wins > 0 and st.leaf_vcf_cuts == 0
+
+
+def test_leaf_vcf_table_is_shared_and_changes_no_answer() -> None:
+    """The leaf VCF searches of a tree share one transposition table (``leaf_vcf_tt``): it fills up,
+    and on 12 game positions the searches prove the same nodes, cut the same moves and choose the
+    same moves with and without it (an entry is a fact about its position). A new board size drops it."""
+    results = {}
+    for tt in (True, False):
+        out = []
+        for b in _game_positions(12):
+            m = MCTS(HeuristicEvaluator(), MCTSConfig(leaf_vcf_tt=tt))
+            st = m.search(b, visits=200)
+            out.append((st.leaf_vcf_wins, st.leaf_vcf_cuts, m.best_move()))
+            assert (len(m.tree.vcf_tt) > 0) == tt
+        results[tt] = out
+    assert results[True] == results[False]
+    assert sum(w for w, _c, _m in results[True]) >= 50
+    m = MCTS(HeuristicEvaluator(), MCTSConfig())
+    m.search(_game_positions(1)[0], visits=100)
+    assert m.tree.vcf_tt
+    small = Board(9)
+    for mv in (40, 41, 31, 49, 22):
+        small.play(mv)
+    before = m.tree.vcf_tt
+    m.search(small, visits=20)
+    assert m.tree.vcf_tt is not before
