@@ -10,7 +10,8 @@ prior ``P[i]``, visit count ``N[i]`` and mean value ``Q[i]``, selection maximise
 first-play-urgency value ``node value - fpu_reduction``.
 
 Speed: the children's statistics of a node live in numpy arrays (one ``argmax`` over
-``Q + k * PU`` per level, where ``PU = P / (1 + N)`` is kept up to date incrementally), the board is
+``Q + k * PU`` per level, where ``PU = P / (1 + N)`` is kept up to date incrementally, 0 for a child
+proven lost), the board is
 played forward and back with ``push``/``pop`` (no copies), and five threats are tracked
 incrementally from the parent (a move can only create fives through its own four lines).
 
@@ -336,7 +337,7 @@ class SearchTree:
         node.N = node.N[idx]
         node.W = node.W[idx]
         node.Q = node.Q[idx]
-        node.PU = node.P / (1.0 + node.N)
+        node.PU = explore_terms(node)
         node.children = [node.children[i] for i in keep]
         node.n = 1 + int(node.N.sum())
         node.n_lost = sum(1 for ch in node.children if ch is not None and ch.proven == 1)
@@ -588,6 +589,7 @@ def _cut_siblings(tree: SearchTree, board: Board, edge: Tuple[Node, int], line: 
     for j, mv in enumerate(parent.moves.tolist()):
         if j != i and mv not in keep and LOSS_Q < Q[j] < WIN_Q:
             Q[j] = LOSS_Q
+            parent.PU[j] = 0.0          # never selected again (see _backup)
             parent.n_lost += 1
             cut += 1
     # the refuted edge itself is counted by the backup (its child is proven); the parent is
@@ -624,7 +626,9 @@ def _backup(path: _Path, value: Optional[float], vl: float, fpu_reduction: float
                     node.proven = -1
         elif node.Q[i] > LOSS_Q and node.Q[i] < WIN_Q:
             node.Q[i] = W[i] / N[i] if N[i] > 0 else node.value - fpu_reduction
-        node.PU[i] = node.P[i] / (1.0 + N[i])
+        # a proven loss gets no exploration term: LOSS_Q alone does not outweigh it for a
+        # well-liked move once the parent has thousands of visits
+        node.PU[i] = 0.0 if node.Q[i] <= LOSS_Q else node.P[i] / (1.0 + N[i])
 
 
 # ============================================================================ the search
@@ -995,6 +999,14 @@ def _three_replies(board: Board, ctx: Optional[tactics._Ctx] = None) -> Optional
         return None
     points.update(f.move for f in tactics._four_moves(ctx, me, check_forbidden=False))
     return sorted(q for q in points if board.is_empty(q))
+
+
+def explore_terms(node: Node) -> np.ndarray:
+    """``P / (1 + N)`` of ``node``'s children (the ``PU`` array), 0 for a child proven lost (Q at
+    LOSS_Q): such a child is never selected while another is open."""
+    pu = node.P / (1.0 + node.N)
+    pu[node.Q <= LOSS_Q] = 0.0
+    return pu
 
 
 def select_child(node: Node, c_puct: float) -> int:

@@ -77,14 +77,17 @@ def test_priors_are_softmax_over_candidates_and_fpu() -> None:
 
 
 def _check_tree(node: Node) -> int:
-    """Every node's N is integral, sums to n, and Q = W / N where not proven. Returns node count."""
+    """Every node's N is integral, sums to n, Q = W / N where not proven, and PU = P / (1 + N) but 0
+    for a proven-lost child. Returns node count."""
     count = 1
     if node.expanded and len(node.moves):
         assert np.allclose(node.N, np.round(node.N)), "virtual loss left in N"
         assert node.N.sum() == node.n
         vis = (node.N > 0) & (node.Q > LOSS_Q) & (node.Q < 10.0)
         assert np.allclose(node.Q[vis], node.W[vis] / node.N[vis])
-        assert np.allclose(node.PU, node.P / (1 + node.N))
+        lost = node.Q <= LOSS_Q
+        assert np.allclose(node.PU[~lost], (node.P / (1 + node.N))[~lost])
+        assert not node.PU[lost].any(), "a proven-lost child keeps an exploration term"
         for ch in node.children:
             if ch is not None:
                 count += _check_tree(ch)

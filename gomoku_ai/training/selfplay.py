@@ -56,7 +56,7 @@ from ..fileio import read_jsonl
 from ..board import Board
 from ..evaluator import Evaluator
 from ..match import adjudicate
-from ..mcts import MCTS, MCTSConfig, Node
+from ..mcts import MCTS, MCTSConfig, Node, explore_terms
 from ..players import PlayerKind, as_spec, make_evaluator
 from ..rules import BLACK, WHITE, Rule, Termination, opponent
 from ..workers import ModelCache, ModelRef, Pool, Task, WorkerSpec, make_pool, resolve
@@ -160,7 +160,7 @@ class SelfPlayMCTS(MCTS):
         eta = self.rng.dirichlet(np.full(k, self.noise_total / k))
         p = (1.0 - self.noise_fraction) * node.P + self.noise_fraction * eta
         node.P = p
-        node.PU = p / (1.0 + node.N)
+        node.PU = explore_terms(node)
         self.noised_roots += 1
 
     def prepare_root(self, node: Node, reused: bool) -> None:
