@@ -114,8 +114,8 @@ class SearchStats:
     leaf_vcf_cuts: int = 0   # moves proven lost by a sibling's refutation (MCTSConfig.leaf_vcf_cut)
 
 
-#: the most entries the leaf VCF table (:attr:`SearchTree.vcf_tt`) keeps into a search (about 100
-#: bytes each); past it the table is dropped when the next search starts
+#: the most entries the leaf VCF table (:attr:`SearchTree.vcf_tt`) keeps (about 100 bytes each, so
+#: about 20 MB); past it the table is dropped and starts again
 LEAF_VCF_TT_MAX = 200_000
 
 #: :func:`time_verdict` does not stop a search as settled before this share of its budget
@@ -260,8 +260,8 @@ class SearchTree:
         self._root_len = 0
         self._ctx: Optional[tactics._Ctx] = None  # the tactics view of ``board`` (set by attach)
         #: the leaf VCF searches' transposition table (Board.hash -> fours searched without a
-        #: VCF), kept across moves and searches of the same board size and rule, dropped past
-        #: LEAF_VCF_TT_MAX entries
+        #: VCF), kept across moves and searches of the same board (size, rule, walls), dropped
+        #: past LEAF_VCF_TT_MAX entries
         self.vcf_tt: Dict[int, int] = {}
         self._vcf_tt_key: Tuple[Any, ...] = ()
 
@@ -287,7 +287,7 @@ class SearchTree:
         walls = tuple(sorted(int(m) for m in np.flatnonzero(board.cells.reshape(-1) == WALL)))
         key_prefix = (board.width, board.height, board.rule, walls)
         tt_key = key_prefix + (board.n,)
-        if tt_key != self._vcf_tt_key or len(self.vcf_tt) > LEAF_VCF_TT_MAX:
+        if tt_key != self._vcf_tt_key:
             self.vcf_tt = {}
             self._vcf_tt_key = tt_key
         moves = tuple(board.moves)
@@ -543,8 +543,12 @@ def _leaf_vcf(tree: SearchTree, node: Node, stats: SearchStats) -> Optional[List
     ctx = tree._ctx
     if node.proven or node.terminal is not None or ctx is None:
         return None
-    res = tactics._vcf_in(ctx, tree.cfg.leaf_vcf_nodes, None,
-                          tt=tree.vcf_tt if tree.cfg.leaf_vcf_tt else None)
+    tt = None
+    if tree.cfg.leaf_vcf_tt:
+        if len(tree.vcf_tt) > LEAF_VCF_TT_MAX:
+            tree.vcf_tt = {}
+        tt = tree.vcf_tt
+    res = tactics._vcf_in(ctx, tree.cfg.leaf_vcf_nodes, None, tt=tt)
     if not res.line:
         return None
     node.proven = 1

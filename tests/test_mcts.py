@@ -642,3 +642,19 @@ def test_leaf_vcf_table_is_shared_and_changes_no_answer() -> None:
     before = m.tree.vcf_tt
     m.search(small, visits=20)
     assert m.tree.vcf_tt is not before
+
+
+def test_leaf_vcf_table_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The leaf VCF table is dropped once it holds over LEAF_VCF_TT_MAX entries, within a search."""
+    import gomoku_ai.mcts as mcts_mod
+    b = _game_positions(3)[2]
+    m = MCTS(HeuristicEvaluator(), MCTSConfig())
+    m.search(b, visits=300)
+    unbounded = len(m.tree.vcf_tt)
+    monkeypatch.setattr(mcts_mod, "LEAF_VCF_TT_MAX", 50)
+    m = MCTS(HeuristicEvaluator(), MCTSConfig())
+    st = m.search(b, visits=300)
+    assert st.leaf_vcf_wins > 0
+    # one VCF search stores at most one entry per attacker node past the limit
+    bound = 50 + MCTSConfig().leaf_vcf_nodes
+    assert unbounded > bound and 0 < len(m.tree.vcf_tt) <= bound
