@@ -5,9 +5,9 @@
         [--png docs/strength-curve.png]
 
 For every pairing of ``--player`` in the folders' ``summary.json``: the opponent, games, W-D-L,
-the score, and the Elo difference with its 95 % interval from the pentanomial statistics of
+the score, the Elo difference with its 95 % interval from the pentanomial statistics of
 colour-swapped pairs (the trinomial where a pairing has no complete pair), as the tournament
-computed them. ``--curve`` maps opponent names to node counts: those rows are also drawn as the
+computed them, and the points as Black and as White (two-player matches; ``-`` otherwise). ``--curve`` maps opponent names to node counts: those rows are also drawn as the
 strength curve (score of ``--player`` against the opponent's nodes, log axis, 95 % intervals) with
 matplotlib's Agg backend. Prints the table; with ``--json`` one JSON object instead.
 """
@@ -46,7 +46,16 @@ def rows_for(player: str, folders: List[str]) -> List[Dict[str, Any]]:
             if flip:
                 elo, lo, hi = -elo, -hi, -lo
             n = w + d + l
+            # by colour: a player's own record by colour is the pairing's in a two-player match
+            colours: Dict[str, Any] = {"black": None, "white": None}
+            if len(names) == 2:
+                me = next(p for p in s["players"] if p["name"] == player)
+                for c in colours:
+                    rec = me.get(c)
+                    if rec:
+                        colours[c] = (rec["w"] + 0.5 * rec["d"], rec["w"] + rec["d"] + rec["l"])
             out.append({"opponent": a if flip else b, "games": n, "w": w, "d": d, "l": l,
+                        "as_black": colours["black"], "as_white": colours["white"],
                         "score": (w + 0.5 * d) / n if n else float("nan"),
                         "elo": elo, "elo_lo": lo, "elo_hi": hi, "folder": str(folder),
                         "stats": "pentanomial" if pr.get("pairs") else "trinomial"})
@@ -57,12 +66,22 @@ def _fmt(x: float) -> str:
     return "-" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:+.0f}"
 
 
+def _points(rec: Any) -> str:
+    """``points/games`` of a (points, games) pair, ``-`` when unknown."""
+    if not rec:
+        return "-"
+    pts, n = rec
+    return f"{pts:g}/{n}"
+
+
 def markdown(rows: List[Dict[str, Any]]) -> str:
-    lines = ["| opponent | games | W-D-L | score | Elo (95 %) |", "|---|---|---|---|---|"]
+    lines = ["| opponent | games | W-D-L | score | Elo (95 %) | as Black | as White |",
+             "|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['opponent']} | {r['games']} | {r['w']}-{r['d']}-{r['l']} | "
                      f"{100 * r['score']:.1f}% | {_fmt(r['elo'])} [{_fmt(r['elo_lo'])}, "
-                     f"{_fmt(r['elo_hi'])}] |")
+                     f"{_fmt(r['elo_hi'])}] | {_points(r.get('as_black'))} | "
+                     f"{_points(r.get('as_white'))} |")
     return "\n".join(lines)
 
 
