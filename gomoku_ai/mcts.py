@@ -187,10 +187,13 @@ class MCTSConfig:
     leaf_vcf_tt: bool = True          # the leaf VCF searches of a tree share one transposition
                                       # table (SearchTree.vcf_tt; an entry is a fact about its
                                       # position, see tactics._vcf_in)
-    leaf_vcf_cut: bool = True         # when a leaf VCF refutes a move and its line also wins as if
-                                      # the mover had passed, the mover's other moves that cannot
+    leaf_vcf_cut: bool = False        # True: when a leaf VCF refutes a move and its line also wins as
+                                      # if the mover had passed, the mover's other moves that cannot
                                       # touch the line (nor make a four) are proven lost at once
-                                      # (freestyle and standard; :func:`_cut_siblings`)
+                                      # (freestyle and standard; :func:`_cut_siblings`). Sound, but
+                                      # measured nothing: -10 [-25, +4.5] Elo at 400 visits and, with
+                                      # the rest of session 12, -28 [-81, +24] at 1 s, so off
+                                      # (benchmarks/results/s12)
 
     def __post_init__(self) -> None:
         checks.check_mcts_config(self)   # ConfigError (a ValueError) naming the field

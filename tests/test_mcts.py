@@ -563,13 +563,13 @@ def _game_positions(count: int) -> list:
 
 
 def test_leaf_vcf_cut_only_cuts_moves_that_lose_to_a_vcf() -> None:
-    """The sibling cut (``leaf_vcf_cut``) on real middle-game positions: it cuts many moves, and every
+    """The sibling cut (``leaf_vcf_cut``, off by default) on real middle-game positions: it cuts many moves, and every
     move the tree holds as lost without a proven child of its own (the cut ones) really leaves the
     opponent a VCF, at the root and two levels below it."""
     from gomoku_ai import tactics
     cuts = checked = 0
     for b in _game_positions(12):
-        m = MCTS(HeuristicEvaluator(), MCTSConfig())
+        m = MCTS(HeuristicEvaluator(), MCTSConfig(leaf_vcf_cut=True))
         st = m.search(b, visits=200)
         cuts += st.leaf_vcf_cuts
         stack = [(m.root, [])]
@@ -614,7 +614,7 @@ def test_leaf_vcf_cut_is_off_under_renju() -> None:
     """Renju's forbidden points make "cannot touch the line" depend on more than distance: no cut."""
     from tests.test_tactics import pos
     r, _marks = pos(FOUR_THREE, rule=Rule.RENJU, to_move=2, at=(3, 3))
-    st = MCTS(UniformEvaluator(), MCTSConfig()).search(r, visits=150)
+    st = MCTS(UniformEvaluator(), MCTSConfig(leaf_vcf_cut=True)).search(r, visits=150)
     assert st.leaf_vcf_wins > 0 and st.leaf_vcf_cuts == 0
 
 
@@ -626,7 +626,7 @@ def test_leaf_vcf_table_is_shared_and_changes_no_answer() -> None:
     for tt in (True, False):
         out = []
         for b in _game_positions(12):
-            m = MCTS(HeuristicEvaluator(), MCTSConfig(leaf_vcf_tt=tt))
+            m = MCTS(HeuristicEvaluator(), MCTSConfig(leaf_vcf_tt=tt, leaf_vcf_cut=True))
             st = m.search(b, visits=200)
             out.append((st.leaf_vcf_wins, st.leaf_vcf_cuts, m.best_move()))
             assert (len(m.tree.vcf_tt) > 0) == tt
