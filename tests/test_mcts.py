@@ -543,18 +543,19 @@ def test_leaf_vcf_config_is_checked() -> None:
 
 
 def _game_positions(count: int) -> list:
-    """The first ``count`` middle-game positions of benchmarks/data/vct_game_positions.txt."""
+    """The first ``count`` unfinished middle-game positions of benchmarks/data/vct_game_positions.txt
+    (read by the benchmark's own reader)."""
+    import sys
     from pathlib import Path
-    path = Path(__file__).resolve().parent.parent / "benchmarks" / "data" / "vct_game_positions.txt"
+    bench = Path(__file__).resolve().parents[1] / "benchmarks"
+    if str(bench) not in sys.path:
+        sys.path.insert(0, str(bench))
+    import bench_vct_games
     out = []
-    for text in path.read_text().splitlines():
-        toks = text.split()
-        if not toks or toks[0].startswith("#"):
-            continue
-        b = Board(int(toks[0]))
-        for t in toks[1:]:
-            x, y = map(int, t.split(","))
-            b.play(y * b.width + x)
+    for size, moves in bench_vct_games.read(bench_vct_games.POSITIONS):
+        b = Board(size)
+        for x, y in moves:
+            b.play(y * size + x)
         if b.winner is None:
             out.append(b)
         if len(out) == count:
