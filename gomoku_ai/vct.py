@@ -126,6 +126,10 @@ def _threats(ctx: _Ctx, c: int) -> List[Tuple[int, int, int]]:
     return out
 
 
+#: a defender's reply to a three is first met by replaying the VCF the three threatened
+#: (:meth:`_VCT._replay`); the attack node searches only when the reply breaks it
+REPLAY_THREAT = True
+
 #: the VCT's VCF searches share one transposition table (:func:`gomoku_ai.tactics._vcf_in`)
 SHARED_VCF_TT = True
 
@@ -238,6 +242,7 @@ class _VCT:
         ctx, board = self.ctx, self.board
         if _five_points(ctx, self.dfn):
             return None                 # the defender wins at once
+        threat: Optional[List[int]] = None
         F = _five_points(ctx, self.att)
         if F and not ctx.caro:
             replies = [] if len(F) >= 2 else list(F)
@@ -277,7 +282,9 @@ class _VCT:
         for r in replies:
             board.push(r)
             try:
-                sub = self._attack(depth)
+                sub = self._replay(threat, r) if threat is not None and REPLAY_THREAT else None
+                if sub is None:
+                    sub = self._attack(depth)
             finally:
                 board.pop()
             if sub is None:
@@ -285,6 +292,45 @@ class _VCT:
             if line is None:
                 line = [r] + sub
         return line
+
+    def _replay(self, threat: List[int], r: int) -> Optional[List[int]]:
+        """The threatened VCF ``threat`` (found as if the defender passed) replayed after the
+        defender's reply ``r`` (on the board, attacker to move): the line when it still wins,
+        else None (then the attack node searches). Freestyle and exact five only. Read locally:
+        before the reply the defender had no five-point and the attacker none either (a three, not
+        a four, was answered), so a five-point of the defender can only come from ``r`` or a
+        block of the line, and the attacker's only from its own last move."""
+        ctx, board = self.ctx, self.board
+        if ctx.renju or ctx.caro or r in threat:
+            return None
+        self._tick()                    # an attacker node, as the search it may save
+        att, dfn = self.att, self.dfn
+        if ctx.fives_of(r, dfn):
+            return None                 # the reply made a four: the attacker must answer it
+        pushed = 0
+        try:
+            k, last = 0, len(threat) - 1
+            while k <= last:
+                m = threat[k]
+                if board[m] != EMPTY:
+                    return None
+                pushed += 1
+                if board.push(m):
+                    return list(threat[:k + 1])
+                F = sorted(set(ctx.fives_of(m, att)))
+                if len(F) >= 2:         # unstoppable: a block, then the other five-point
+                    return list(threat[:k + 1]) + [F[0], F[1]]
+                if len(F) != 1 or k == last or threat[k + 1] != F[0]:
+                    return None
+                board.push_quiet(F[0])
+                pushed += 1
+                if ctx.fives_of(F[0], dfn):
+                    return None         # the block made a four of the defender's
+                k += 2
+            return None
+        finally:
+            for _ in range(pushed):
+                board.pop()
 
     def _show_reply(self, threat: List[int]) -> List[int]:
         """The line after a threat nothing stops: the defender takes the threat's first square

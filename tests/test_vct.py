@@ -4,7 +4,7 @@ and the board left unchanged. Fragments are placed on an empty 15x15 board as in
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List
+from typing import List, Tuple
 
 import pytest
 
@@ -286,3 +286,63 @@ def test_the_shared_vcf_table_changes_no_answer(monkeypatch: pytest.MonkeyPatch)
     assert shared == own
     assert any(line for line, *_ in shared)
     assert shared_nodes < own_nodes, (shared_nodes, own_nodes)
+
+
+def _replays_checked(monkeypatch: pytest.MonkeyPatch) -> List[int]:
+    """Wrap ``_VCT._replay``: every line it gives must pass :func:`gomoku_ai.tactics.is_vcf_line`
+    (an independent replay of the fours and their only blocks); returns [answers, calls]."""
+    orig = V._VCT._replay
+    seen = [0, 0]
+
+    def checked(self: V._VCT, threat: List[int], r: int):  # type: ignore[no-untyped-def]
+        out = orig(self, threat, r)
+        seen[1] += 1
+        if out is not None:
+            seen[0] += 1
+            assert T.is_vcf_line(self.board, out), (threat, r, out)
+        return out
+
+    monkeypatch.setattr(V._VCT, "_replay", checked)
+    return seen
+
+
+def test_replaying_the_threat_is_sound_and_finds_more(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A defender's reply to a three is first met by replaying the VCF the three threatened
+    (``REPLAY_THREAT``). Every line the replay gives is a VCF after the reply (checked by
+    ``is_vcf_line``); on 30 of the set's positions (wins, and the opponent's threat as if passed
+    in the defence ones) it answers most replies and finds the same wins at the same
+    attacker-node limit (a replay counts as the attacker node it saves), with fewer VCF nodes."""
+    seen = _replays_checked(monkeypatch)
+    ps = _set()[:30]
+
+    def run_all() -> Tuple[List[bool], int]:
+        out, vcf_nodes = [], 0
+        for p in ps:
+            b = p.board()
+            if p.kind != "win":
+                b.pass_turn()
+            res = V.vct_search(b, max_depth=5, node_limit=300)
+            out.append(res.line is not None)
+            vcf_nodes += res.vcf_nodes
+        return out, vcf_nodes
+
+    monkeypatch.setattr(V, "REPLAY_THREAT", False)
+    without, without_nodes = run_all()
+    assert seen == [0, 0]
+    monkeypatch.setattr(V, "REPLAY_THREAT", True)
+    with_replay, with_nodes = run_all()
+    assert seen[0] > seen[1] // 2 > 0, seen
+    assert with_replay == without and any(without)
+    assert with_nodes < without_nodes, (with_nodes, without_nodes)
+
+
+def test_replaying_the_threat_is_freestyle_and_exact_five_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Renju (forbidden points) and caro (blocked fives) replay nothing: the attack nodes search."""
+    seen = _replays_checked(monkeypatch)
+    for rule in (Rule.RENJU, Rule.CARO):
+        for p in _set()[:4]:
+            b = Board(15, rule=rule)
+            for m in p.board().moves:
+                b.play(m)
+            V.vct_search(b, max_depth=3, node_limit=60)
+    assert seen[0] == 0 and seen[1] > 0, seen
