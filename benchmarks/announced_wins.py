@@ -1,0 +1,130 @@
+"""Where the games a player lost were decided, read from what the winner printed: for each game of a finished
+15x15 tournament that ``--player`` lost, the first move on which the opponent announced a forced win (AIWine:
+``VCT success``, ``VCF success``, ``val=100000``; Rapfi: ``Eval +M7``; kept by the runner as the move's
+comment). On the position the opponent announced it in (opponent to move, after our move):
+
+* ``found_s``: the first of ``--budgets`` (seconds, depth 5 then 6 then 8) at which our VCT finds the
+  opponent's win (None: not found at the largest);
+
+and on the position before our move, the player's root tactics at ``--ms`` as in a game:
+
+* ``root``: ``threatened`` (the opponent had a VCF or a VCT as if we passed, found by the root; then
+  ``restricted`` says how many moves the search was limited to, ``played_kept`` whether the losing move
+  was one of them) or ``quiet`` (the root saw no threat).
+
+Prints one line per game and a JSON summary; ``--out`` keeps every row.
+
+    .venv/bin/python benchmarks/announced_wins.py runs/s12/aiwine-15 --player ours --out runs/t/aw.json
+
+No oracle is needed: the opponent's own announcement marks the move, so this works for any opponent that
+prints its search (AIWine does at every move; Rapfi only when asked for its messages).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from gomoku_ai.board import Board  # noqa: E402
+from gomoku_ai.fileio import atomic_write_text  # noqa: E402
+from gomoku_ai.shipped import load_player  # noqa: E402
+from gomoku_ai.vct import vct_search  # noqa: E402
+
+ANNOUNCED = re.compile(r"VC[FT] success|val=100000\b|eval:100000\b|Eval? \+M\d+")
+DEPTHS = (5, 6, 8)
+
+
+def lost_games(folder: Path, player: str) -> List[Dict[str, Any]]:
+    """The results.jsonl rows of ``folder`` that ``player`` lost."""
+    rows = []
+    for line in (folder / "results.jsonl").read_text().splitlines():
+        if not line.strip():
+            continue
+        g = json.loads(line)
+        mine = "black" if g["black"] == player else "white" if g["white"] == player else None
+        if mine is not None and g.get("winner") in ("black", "white") and g["winner"] != mine:
+            rows.append(g)
+    return rows
+
+
+def announcement(game: Dict[str, Any], player: str) -> Optional[int]:
+    """The ply (0-based) of the opponent's first move whose comment announces a win, or None."""
+    opp_black = game["black"] != player
+    for ply_s, text in sorted(game.get("comments", {}).items(), key=lambda kv: int(kv[0])):
+        ply = int(ply_s)
+        if (ply % 2 == 0) == opp_black and ANNOUNCED.search(text or ""):
+            return ply
+    return None
+
+
+def analyse(game: Dict[str, Any], player: str, budgets: List[float], ms: float, p: Any) -> Optional[Dict[str, Any]]:
+    ply = announcement(game, player)
+    if ply is None or ply < 1:
+        return None
+    size = 15
+    moves = [y * size + x for x, y in game["moves"]]
+    b = Board(size)
+    for m in moves[:ply - 1]:
+        b.play(m)
+    played = moves[ply - 1]
+    p.new_game()
+    root = p._root_tactics(b, time.perf_counter(), ms, None)
+    if isinstance(root, tuple):
+        restrict, threatened = root
+        root_row: Dict[str, Any] = {"root": "threatened" if threatened else "quiet",
+                                    "restricted": len(restrict) if restrict else None,
+                                    "played_kept": (played in restrict) if restrict else None}
+    else:
+        root_row = {"root": f"our win ({root.source})"}
+    b.play(played)
+    found: Optional[float] = None
+    for depth, secs in zip(DEPTHS, budgets):
+        res = vct_search(b, max_depth=depth, node_limit=10 ** 7, deadline=time.perf_counter() + secs)
+        if res.line is not None:
+            found = secs
+            break
+    return {"game": game["game"], "ply": ply, "played": b.move_name(played), "found_s": found, **root_row}
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("folder", type=Path, help="a finished tournament folder (results.jsonl)")
+    ap.add_argument("--player", default="ours")
+    ap.add_argument("--budgets", default="0.3,2,20", help="VCT seconds at depth 5, 6, 8 (comma list)")
+    ap.add_argument("--ms", type=float, default=920.0, help="the player's soft budget for its root tactics (ms)")
+    ap.add_argument("--out", type=Path, default=None)
+    a = ap.parse_args(argv)
+    budgets = [float(x) for x in a.budgets.split(",")][:len(DEPTHS)]
+    p = load_player()
+    rows, unannounced = [], 0
+    try:
+        for g in lost_games(a.folder, a.player):
+            row = analyse(g, a.player, budgets, a.ms, p)
+            if row is None:
+                unannounced += 1
+                continue
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    finally:
+        p.close()
+    found = Counter(str(r["found_s"]) for r in rows)
+    roots = Counter(r["root"] for r in rows)
+    summary = {"folder": str(a.folder), "lost": len(rows) + unannounced, "announced": len(rows),
+               "found_by_budget_s": dict(found), "root_before_the_move": dict(roots),
+               "threatened_and_kept": sum(1 for r in rows if r.get("played_kept")), "budgets_s": budgets}
+    print(json.dumps(summary, indent=2))
+    if a.out is not None:
+        atomic_write_text(a.out, json.dumps({"summary": summary, "rows": rows}, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
