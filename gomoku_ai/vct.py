@@ -51,6 +51,7 @@ the search's choice.
 """
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -127,8 +128,9 @@ def _threats(ctx: _Ctx, c: int) -> List[Tuple[int, int, int]]:
 
 
 #: a defender's reply to a three is first met by replaying the VCF the three threatened
-#: (:meth:`_VCT._replay`); the attack node searches only when the reply breaks it
-REPLAY_THREAT = True
+#: (:meth:`_VCT._replay`); the attack node searches only when the reply breaks it.
+#: PYGOMOKU_VCT_REPLAY=0 turns it off (A/B matches)
+REPLAY_THREAT = os.environ.get("PYGOMOKU_VCT_REPLAY", "1") != "0"
 
 #: the VCT's VCF searches share one transposition table (:func:`gomoku_ai.tactics._vcf_in`)
 SHARED_VCF_TT = True
