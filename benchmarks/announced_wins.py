@@ -1,5 +1,5 @@
 """Where the games a player lost were decided, read from what the winner printed: for each game of a finished
-15x15 tournament that ``--player`` lost, the first move on which the opponent announced a forced win (AIWine:
+tournament (its size and rule from ``tournament.json``) that ``--player`` lost, the first move on which the opponent announced a forced win (AIWine:
 ``VCT success``, ``VCF success``, ``val=100000``; Rapfi: ``Eval +M7``; kept by the runner as the move's
 comment). On the position the opponent announced it in (opponent to move, after our move):
 
@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from gomoku_ai.board import Board  # noqa: E402
 from gomoku_ai.fileio import atomic_write_text  # noqa: E402
+from gomoku_ai.rules import Rule  # noqa: E402
 from gomoku_ai.shipped import load_player  # noqa: E402
 from gomoku_ai.vct import vct_search  # noqa: E402
 
@@ -65,13 +66,23 @@ def announcement(game: Dict[str, Any], player: str) -> Optional[int]:
     return None
 
 
-def analyse(game: Dict[str, Any], player: str, budgets: List[float], ms: float, p: Any) -> Optional[Dict[str, Any]]:
+def board_of(folder: Path) -> Board:
+    """An empty board of the tournament's size and rule (its ``tournament.json``; 15x15 freestyle
+    when there is none)."""
+    meta_path = folder / "tournament.json"
+    meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
+    return Board(int(meta.get("width", 15)), int(meta.get("height", meta.get("width", 15))),
+                 rule=Rule.parse(meta.get("rule", "freestyle")))
+
+
+def analyse(game: Dict[str, Any], player: str, budgets: List[float], ms: float, p: Any,
+            b: Board) -> Optional[Dict[str, Any]]:
+    """The row of one lost ``game`` (see the module docstring); ``b`` an empty board of the
+    tournament's size and rule (filled here); None when the opponent announced nothing."""
     ply = announcement(game, player)
     if ply is None or ply < 1:
         return None
-    size = 15
-    moves = [y * size + x for x, y in game["moves"]]
-    b = Board(size)
+    moves = [y * b.width + x for x, y in game["moves"]]
     for m in moves[:ply - 1]:
         b.play(m)
     played = moves[ply - 1]
@@ -107,7 +118,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     rows, unannounced = [], 0
     try:
         for g in lost_games(a.folder, a.player):
-            row = analyse(g, a.player, budgets, a.ms, p)
+            row = analyse(g, a.player, budgets, a.ms, p, board_of(a.folder))
             if row is None:
                 unannounced += 1
                 continue

@@ -53,3 +53,11 @@ def test_the_position_is_read_and_the_threat_seen(tmp_path: Path, capsys) -> Non
     assert first["root"] == "threatened" and first["restricted"] >= 2 and first["played_kept"] is False
     assert first["found_s"] == 0.5
     assert data["summary"]["lost"] == 3 and data["summary"]["announced"] == 2
+
+
+def test_the_board_is_the_tournaments(tmp_path: Path) -> None:
+    """A 20x20 tournament's moves are read on a 20x20 board (a 15x15 default would misplace them)."""
+    (tmp_path / "tournament.json").write_text(json.dumps({"width": 20, "height": 20, "rule": "standard"}))
+    b = aw.board_of(tmp_path)
+    assert (b.width, b.height, b.rule.name) == (20, 20, "STANDARD")
+    assert aw.board_of(tmp_path / "missing").width == 15
