@@ -306,7 +306,7 @@ def _replays_checked(monkeypatch: pytest.MonkeyPatch) -> List[int]:
     return seen
 
 
-def test_replaying_the_threat_is_sound_and_finds_more(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_replaying_the_threat_is_sound_and_saves_vcf_nodes(monkeypatch: pytest.MonkeyPatch) -> None:
     """A defender's reply to a three is first met by replaying the VCF the three threatened
     (``REPLAY_THREAT``). Every line the replay gives is a VCF after the reply (checked by
     ``is_vcf_line``); on 30 of the set's positions (wins, and the opponent's threat as if passed
