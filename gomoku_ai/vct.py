@@ -17,8 +17,9 @@ The search (an AND/OR proof search over threat sequences)
   refutes the attacker's move (one that cannot be ruled out within the limits counts as a refutation
   too). The defender's replies are every move that might stop the threatened VCF: the squares
   within n steps of its line and the defender's fours (counter-fours gain a tempo); the attacker
-  must win against every one of them (a reply that stops nothing is refuted at once by the VCF
-  at the next attacker node). No reply stops it: the attacker wins.
+  must win against every one of them (a reply that stops nothing is refuted at once: the
+  threatened VCF is first replayed after it, :meth:`_VCT._replay`, and only a reply that breaks
+  it gets an attacker node's own search). No reply stops it: the attacker wins.
 
 Soundness: the attacker's choices may be pruned freely (a win is only missed); the defender's never
 are -- every reply that might stop the threat is searched. Limits only ever turn a "win" into "not
