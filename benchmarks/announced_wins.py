@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from gomoku_ai.board import Board  # noqa: E402
 from gomoku_ai.fileio import atomic_write_text  # noqa: E402
+from gomoku_ai.player import Player  # noqa: E402
 from gomoku_ai.rules import Rule  # noqa: E402
 from gomoku_ai.shipped import load_player  # noqa: E402
 from gomoku_ai.vct import vct_search  # noqa: E402
@@ -75,7 +76,7 @@ def board_of(folder: Path) -> Board:
                  rule=Rule.parse(meta.get("rule", "freestyle")))
 
 
-def analyse(game: Dict[str, Any], player: str, budgets: List[float], ms: float, p: Any,
+def analyse(game: Dict[str, Any], player: str, budgets: List[float], ms: float, p: Player,
             b: Board) -> Optional[Dict[str, Any]]:
     """The row of one lost ``game`` (see the module docstring); ``b`` an empty board of the
     tournament's size and rule (filled here); None when the opponent announced nothing."""
@@ -114,11 +115,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--out", type=Path, default=None)
     a = ap.parse_args(argv)
     budgets = [float(x) for x in a.budgets.split(",")][:len(DEPTHS)]
+    empty = board_of(a.folder)
     p = load_player()
     rows, unannounced = [], 0
     try:
         for g in lost_games(a.folder, a.player):
-            row = analyse(g, a.player, budgets, a.ms, p, board_of(a.folder))
+            row = analyse(g, a.player, budgets, a.ms, p, empty.copy())
             if row is None:
                 unannounced += 1
                 continue
