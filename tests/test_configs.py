@@ -172,7 +172,7 @@ def test_train_config() -> None:
 
 # ------------------------------------------------------------------------------------------ kinds
 KIND_VALUES = [
-    (Source, ["", "win1", "block5", "lost", "vcf", "vct", "static", "mcts", "policy", "sleepy", "stuck"]),
+    (Source, ["", "win1", "block5", "lost", "vcf", "vct", "static", "centre", "mcts", "policy", "sleepy", "stuck"]),
     (ResultKind, ["ok", "error", "lost"]),
     (Backend, ["local", "ray"]),
     (TrainerPlacement, ["auto", "driver", "worker"]),

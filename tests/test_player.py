@@ -184,6 +184,28 @@ def test_answer_at_once_is_still_tactical() -> None:
     assert uniform_player().think(b, Limit(soft_ms=0)).move == marks["*"][0]
 
 
+@pytest.mark.parametrize("size,rule", [(15, F), (20, F), (15, R), (19, C), (8, S)])
+def test_first_stone_is_the_centre_without_a_search(size: int, rule: Rule) -> None:
+    """An empty board gets its centre (Gomocup's rounding down) at once: no simulation is run, so
+    a 30 s budget returns in well under one."""
+    player = uniform_player()
+    t = time.perf_counter()
+    info = player.think(Board(size, rule=rule), Limit(soft_ms=30_000, hard_ms=30_000))
+    assert time.perf_counter() - t < 2.0
+    assert (info.move, info.source, info.visits) == (Board(size).index(size // 2, size // 2), "centre", 0)
+
+
+def test_first_stone_avoids_a_walled_centre_and_later_moves_are_searched() -> None:
+    b = Board(15)
+    b.put_wall(b.index(7, 7))
+    info = uniform_player().think(b, Limit(visits=50))
+    assert info.source == "mcts" and b.is_empty(info.move)
+    b = Board(15)
+    b.play(b.index(0, 0))
+    info = uniform_player().think(b, Limit(visits=50))
+    assert info.source == "mcts" and info.visits > 0
+
+
 def test_stop_event_returns_promptly() -> None:
     b = Board(15)
     b.play(b.parse("h8"))

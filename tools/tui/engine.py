@@ -186,7 +186,7 @@ def snapshot(board: Board, info: SearchInfo, key: Tuple[int, int]) -> Analysis:
         heat = np.zeros(board.size, np.float32)
         heat[info.move] = 1.0
         top = [(info.move, 1.0, wr)]
-    if info.source in ("static", "block5"):
+    if info.source in ("static", "block5", "centre"):
         black_wr = None  # no evaluation behind these answers
     return Analysis(key=key, heat=heat, pv=list(info.pv), black_winrate=black_wr, top=top,
                     source=source, visits=info.visits, move=info.move)
