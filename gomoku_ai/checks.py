@@ -151,8 +151,8 @@ def one_of(obj: object, name: str, choices: Iterable[object]) -> None:
 def check_mcts_config(cfg: object) -> None:
     """The checks of :class:`gomoku_ai.mcts.MCTSConfig` (``c_puct`` > 0, ``radius`` >= 1, ...), run by its
     ``__post_init__``."""
-    positive(cfg, "c_puct", "virtual_loss")   # virtual_loss 0: selection would divide 0 by 0 visits
-    finite(cfg, "c_puct", "virtual_loss", "fpu_reduction", "fpu_reduction_root")
+    positive(cfg, "c_puct", "virtual_loss", "policy_temp")   # virtual_loss 0: selection would divide 0 by 0
+    finite(cfg, "c_puct", "virtual_loss", "fpu_reduction", "fpu_reduction_root", "policy_temp")
     at_least(cfg, 1, "radius", "max_nodes", "check_every", "offload_batch")
     non_negative(cfg, "dirichlet_alpha", "leaf_vcf_nodes")
     fraction(cfg, "noise_fraction")

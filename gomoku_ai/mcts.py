@@ -159,6 +159,9 @@ class MCTSConfig:
     """Search parameters (all dimensionless unless stated)."""
 
     c_puct: float = 1.8
+    policy_temp: float = 1.0          # the priors are softmax(logits / policy_temp) over a node's
+                                      # children: > 1 flattens them (more visits off the network's
+                                      # first choice), < 1 sharpens them
     fpu_reduction: float = 0.25
     fpu_reduction_root: float = 0.0
     root_fpu_on_reuse: bool = False   # True: a kept subtree's root gets fpu_reduction_root for its
@@ -443,6 +446,8 @@ class SearchTree:
             return False
         moves = cands
         lg = logits[moves].astype(np.float64)
+        if self.cfg.policy_temp != 1.0:
+            lg /= self.cfg.policy_temp
         lg -= lg.max()
         p = np.exp(lg)
         p /= p.sum()

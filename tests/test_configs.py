@@ -76,7 +76,8 @@ def test_values_the_callers_pass_are_accepted() -> None:
 # ------------------------------------------------------------------------------------------ bad values
 MCTS_BAD = [("c_puct", -1), ("c_puct", 0), ("c_puct", NAN), ("radius", 0), ("max_nodes", 0), ("check_every", 0),
             ("virtual_loss", -1.0), ("dirichlet_alpha", -0.1), ("noise_fraction", 1.5), ("fpu_reduction", math.inf),
-            ("c_puct", "1.8"), ("c_puct", math.inf), ("virtual_loss", 0.0)]
+            ("c_puct", "1.8"), ("c_puct", math.inf), ("virtual_loss", 0.0), ("policy_temp", 0.0),
+            ("policy_temp", math.inf)]
 
 
 @pytest.mark.parametrize("name, value", MCTS_BAD)

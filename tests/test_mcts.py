@@ -76,6 +76,29 @@ def test_priors_are_softmax_over_candidates_and_fpu() -> None:
     assert np.allclose(root.Q[unvisited], 0.2 - 0.1)
 
 
+@pytest.mark.parametrize("temp", [0.5, 2.0])
+def test_policy_temperature_divides_the_logits(temp: float) -> None:
+    """``policy_temp`` T: a prior 3x the others' (logit ln 3) becomes 3^(1/T) x them; T=1 is the plain softmax."""
+    b = Board.from_ascii("""
+    .......
+    .......
+    .......
+    ...X...
+    .......
+    .......
+    .......""")
+    logits = np.zeros(49, np.float32)
+    logits[b.index(4, 4)] = math.log(3.0)
+    mcts = MCTS(FixedValue(logits, 0.0), MCTSConfig(policy_temp=temp))
+    mcts.search(b, visits=1)
+    root = mcts.root
+    k = len(root.moves)
+    i = int(np.flatnonzero(root.moves == b.index(4, 4))[0])
+    big = 3.0 ** (1.0 / temp)
+    assert root.P[i] == pytest.approx(big / (k - 1 + big))
+    assert np.delete(root.P, i) == pytest.approx(np.full(k - 1, 1.0 / (k - 1 + big)))
+
+
 def _check_tree(node: Node) -> int:
     """Every node's N is integral, sums to n, Q = W / N where not proven, and PU = P / (1 + N) but 0
     for a proven-lost child. Returns node count."""
