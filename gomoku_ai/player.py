@@ -580,8 +580,8 @@ def _candidates(board: Board) -> List[int]:
 
 
 def _first_stone(board: Board) -> Optional[int]:
-    """The centre (rounded down, as Gomocup counts) when nothing has been played yet and it is free and
-    legal, else None. Every rule opens there, and a search of the empty board (225 or 400 near-equal
+    """The centre, ``(width // 2, height // 2)`` (the higher of the two middle lines on an even board, as
+    :func:`_candidates`), when nothing has been played yet and it is free and legal, else None. Every rule opens there, and a search of the empty board (225 or 400 near-equal
     squares) would spend the whole budget to choose among them: without INFO it took 4.3 s to play
     6,6 on 15x15."""
     if board.moves:

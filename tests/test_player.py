@@ -186,12 +186,9 @@ def test_answer_at_once_is_still_tactical() -> None:
 
 @pytest.mark.parametrize("size,rule", [(15, F), (20, F), (15, R), (19, C), (8, S)])
 def test_first_stone_is_the_centre_without_a_search(size: int, rule: Rule) -> None:
-    """An empty board gets its centre (Gomocup's rounding down) at once: no simulation is run, so
-    a 30 s budget returns in well under one."""
-    player = uniform_player()
-    t = time.perf_counter()
-    info = player.think(Board(size, rule=rule), Limit(soft_ms=30_000, hard_ms=30_000))
-    assert time.perf_counter() - t < 2.0
+    """An empty board gets its centre, (size // 2, size // 2), with no simulation run even with a
+    30 s budget."""
+    info = uniform_player().think(Board(size, rule=rule), Limit(soft_ms=30_000, hard_ms=30_000))
     assert (info.move, info.source, info.visits) == (Board(size).index(size // 2, size // 2), "centre", 0)
 
 
