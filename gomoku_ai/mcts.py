@@ -161,7 +161,9 @@ class MCTSConfig:
     c_puct: float = 1.8
     policy_temp: float = 1.0          # the priors are softmax(logits / policy_temp) over a node's
                                       # children: > 1 flattens them (more visits off the network's
-                                      # first choice), < 1 sharpens them
+                                      # first choice), < 1 sharpens them. 15x15, 400 visits, 100
+                                      # games each against 1: 0.8 -10 [-65, +44], 1.3 +7 [-39, +54],
+                                      # 1.7 -67 [-120, -17] Elo (benchmarks/results/s14)
     fpu_reduction: float = 0.25
     fpu_reduction_root: float = 0.0
     root_fpu_on_reuse: bool = False   # True: a kept subtree's root gets fpu_reduction_root for its
