@@ -307,15 +307,18 @@ class _Realtime:
 
 def avoid_blocked(b: Board, ans: Answer, blocked: Set[int]) -> Optional[Answer]:
     """``ans`` moved off the YXBLOCK squares: the most visited root move that is legal and not blocked, else
-    the first legal square near the stones (then anywhere) that is not blocked; None when every legal square
-    is blocked."""
+    the first legal square near the stones that is not blocked, else (an empty board, whose centre the
+    player answers without a search) the free legal square nearest the centre; None when every legal
+    square is blocked."""
     for c in (ans.info.candidates if ans.info is not None else []):
         if c.move not in blocked and legal(b, c.move):
             return Answer(c.move, ans.info)
     near = (m for m in movegen.near_empty(b, 2) if m not in blocked and legal(b, m))
     free = next(near, None)
     if free is None:
-        free = next((m for m in movegen.legal_moves(b) if m not in blocked), None)
+        cx, cy, w = b.width // 2, b.height // 2, b.width
+        rest = [m for m in movegen.legal_moves(b) if m not in blocked]
+        free = min(rest, key=lambda m: (max(abs(m % w - cx), abs(m // w - cy)), m), default=None)
     return None if free is None else Answer(free, None)
 
 

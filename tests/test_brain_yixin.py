@@ -69,6 +69,15 @@ def test_a_blocked_answer_without_candidates_falls_back_to_a_free_square() -> No
     assert out[0] == "OK" and MOVE.fullmatch(out[1]) and out[1] != "7,7" and len(out) == 2
 
 
+def test_a_blocked_centre_on_an_empty_board_moves_the_first_stone_next_to_it() -> None:
+    """The real player answers an empty board with its centre and no candidates; with the centre (and
+    one neighbour) blocked the answer is another square next to the centre, not the first free corner."""
+    out = run_brain(_script("START 15", "YXBLOCK", "7,7", "6,6", "DONE", "BEGIN"), Player(HeuristicEvaluator()))
+    assert out[0] == "OK" and len(out) == 2
+    x, y = (int(v) for v in out[1].split(","))
+    assert max(abs(x - 7), abs(y - 7)) == 1 and (x, y) != (6, 6)
+
+
 def test_bad_blocks_and_arguments_are_errors_and_change_nothing() -> None:
     p = RankedPlayer([(7, 7), (8, 8)])
     out = run_brain(_script("START 15", "YXBLOCK", "99,1", "DONE", "YXBLOCK", "1,1,1", "DONE",
