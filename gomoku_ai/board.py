@@ -102,6 +102,12 @@ class Board:
             raise IllegalMoveError(f"{x},{y} is off the {self.width}x{self.height} board")
         return y * self.width + x
 
+    @property
+    def centre(self) -> int:
+        """Flat index of the centre, ``(width // 2, height // 2)``: on an even side the higher of the two
+        middle lines (Gomocup's opening offsets count from it)."""
+        return (self.height // 2) * self.width + self.width // 2
+
     def xy(self, m: int) -> Tuple[int, int]:
         """(x, y) of the flat index ``m``."""
         return m % self.width, m // self.width

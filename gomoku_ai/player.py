@@ -567,9 +567,8 @@ def _candidates(board: Board) -> List[int]:
     """Legal squares within distance 2 of a stone (the centre on an empty board); all legal
     squares if none is near."""
     if not board.moves:
-        centre = board.index(board.width // 2, board.height // 2)
-        if board.is_empty(centre):
-            return [centre]
+        if board.is_empty(board.centre):
+            return [board.centre]
         cands = movegen.legal_moves(board)
     else:
         cands = movegen.without_forbidden(board, movegen.near_empty(board, 2)) \
@@ -580,13 +579,12 @@ def _candidates(board: Board) -> List[int]:
 
 
 def _first_stone(board: Board) -> Optional[int]:
-    """The centre, ``(width // 2, height // 2)`` (the higher of the two middle lines on an even board, as
-    :func:`_candidates`), when nothing has been played yet and it is free and legal, else None. Every rule opens there, and a search of the empty board (225 or 400 near-equal
-    squares) would spend the whole budget to choose among them: without INFO it took 4.3 s to play
-    6,6 on 15x15."""
+    """:attr:`Board.centre` when nothing has been played yet and it is free and legal, else None.
+    Every rule opens there, and a search of the empty board (225 or 400 near-equal squares) would
+    spend the whole budget to choose among them: without INFO it took 4.3 s to play 6,6 on 15x15."""
     if board.moves:
         return None
-    centre = board.index(board.width // 2, board.height // 2)
+    centre = board.centre
     if not board.is_empty(centre) or movegen.without_forbidden(board, [centre]) != [centre]:
         return None
     return centre

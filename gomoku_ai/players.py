@@ -246,8 +246,7 @@ class RandomMover:
         if board.moves:   # every stone is a move (set_position records them too): no board scan
             cands = movegen.near_empty(board, 2) or empty
         else:
-            centre = board.index(board.width // 2, board.height // 2)
-            cands = [centre] if board.is_empty(centre) else empty
+            cands = [board.centre] if board.is_empty(board.centre) else empty
         if movegen.restricts(board):
             cands = movegen.without_forbidden(board, cands) or movegen.legal_moves(board) or cands
         return cands[self.rng.randrange(len(cands))]

@@ -316,7 +316,7 @@ def avoid_blocked(b: Board, ans: Answer, blocked: Set[int]) -> Optional[Answer]:
     near = (m for m in movegen.near_empty(b, 2) if m not in blocked and legal(b, m))
     free = next(near, None)
     if free is None:
-        cx, cy, w = b.width // 2, b.height // 2, b.width
+        (cx, cy), w = b.xy(b.centre), b.width
         rest = [m for m in movegen.legal_moves(b) if m not in blocked]
         free = min(rest, key=lambda m: (max(abs(m % w - cx), abs(m // w - cy)), m), default=None)
     return None if free is None else Answer(free, None)

@@ -274,3 +274,9 @@ def test_push_quiet_is_push_without_the_win_check() -> None:
             b.pop()
             assert (b.hash, b.side_to_move, list(b.moves), bytes(b._buf)) == before
             b.push_quiet(m)
+
+
+@pytest.mark.parametrize("w,h,xy", [(15, 15, (7, 7)), (20, 20, (10, 10)), (8, 5, (4, 2)), (5, 6, (2, 3))])
+def test_centre_is_width_and_height_halved_down(w: int, h: int, xy: tuple) -> None:
+    b = Board(w, h)
+    assert b.xy(b.centre) == xy and b.centre == b.index(*xy)

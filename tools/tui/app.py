@@ -385,7 +385,7 @@ class TerminalUI(GameCommands, ReviewCommands):
         if self.view.cursor is None:
             start = b.last_move
             if start is None:
-                start = b.index(b.width // 2, b.height // 2)
+                start = b.centre
             self.view.cursor = start
         else:
             x, y = b.xy(self.view.cursor)
