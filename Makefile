@@ -45,10 +45,13 @@ play: $(PLAY_STAMP)
 serve: $(WEB_STAMP)
 	$(BIN)/gomoku serve $(ARGS)
 
-# mypy first (its settings, and the packages it checks, are the [mypy] section of setup.cfg), then the tests.
+# mypy first (its settings, and the packages it checks, are the [mypy] section of setup.cfg), then the tests,
+# on TEST_WORKERS processes (pytest-xdist; the tests that start Ray share one of them, tests/conftest.py).
+# One process: make test TEST_WORKERS=0.
+TEST_WORKERS ?= 2
 test: $(TEST_STAMP) browser
 	$(BIN)/python -m mypy
-	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 bench: $(PLAY_STAMP)
 	$(BIN)/gomoku bench $(ARGS)

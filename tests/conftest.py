@@ -19,6 +19,20 @@ HAVE_RAY = importlib.util.find_spec("ray") is not None
 RAY_REASON = "needs Ray: pip install -e '.[distributed]'"
 needs_ray = pytest.mark.skipif(not HAVE_RAY, reason=RAY_REASON)
 
+#: The modules whose tests start or join a local Ray instance. Under pytest-xdist (``make test`` runs two
+#: workers) they all go to one worker (``--dist loadgroup``): a second Ray started beside the first is
+#: found by ``ray.init`` as "an existing cluster" and refused.
+RAY_MODULES = frozenset({"test_distributed_selfplay", "test_distributed_tournament", "test_distributed_training",
+                         "test_ray_cluster", "test_workers"})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: List[pytest.Item]) -> None:
+    """Put every test of :data:`RAY_MODULES` in the xdist group ``ray`` (one worker runs them in turn)."""
+    for item in items:
+        if item.path.stem in RAY_MODULES:
+            item.add_marker(pytest.mark.xdist_group("ray"))
+
+
 ROOT = Path(__file__).resolve().parents[1]
 ENGINE = ROOT / "engine.py"
 
