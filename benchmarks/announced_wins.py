@@ -88,7 +88,7 @@ def analyse(game: Dict[str, Any], player: str, budgets: List[float], ms: float, 
         b.play(m)
     played = moves[ply - 1]
     p.new_game()
-    root = p._root_tactics(b, time.perf_counter(), ms, None)
+    root = p.root_tactics(b, ms)
     if isinstance(root, tuple):
         restrict, threatened = root
         root_row: Dict[str, Any] = {"root": "threatened" if threatened else "quiet",

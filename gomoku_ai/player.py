@@ -358,6 +358,14 @@ class Player:
             raise AssertionError("search produced an occupied square")  # never expected
         return done(info)
 
+    def root_tactics(self, board: Board, soft_ms: Optional[float]
+                     ) -> "SearchInfo | Tuple[Optional[List[int]], bool]":
+        """What the move search does before it searches (:meth:`_root_tactics`), from now, for the side
+        to move on ``board`` (left unchanged): a proven win as a SearchInfo, else ``(restrict,
+        threatened)``. ``soft_ms``: the move's soft time limit in ms (None: node limits alone).
+        For analysis tools (benchmarks/announced_wins.py)."""
+        return self._root_tactics(board, time.perf_counter(), soft_ms, None)
+
     def _root_tactics(self, board: Board, t0: float, soft: Optional[float],
                       stop: Optional[threading.Event]
                       ) -> "SearchInfo | Tuple[Optional[List[int]], bool]":

@@ -224,3 +224,19 @@ def test_a_restricted_root_keeps_the_reused_tree_unless_switched_off(
         p.mcts.search = spy  # type: ignore[method-assign]
         p.think(b, Limit(soft_ms=600, hard_ms=1000))
         assert roots and (roots[0] is sub) == kept
+
+
+def test_root_tactics_reports_the_threat_and_the_win_it_finds() -> None:
+    """The public entry to the root's tactics (benchmarks/announced_wins.py uses it): threatened, the
+    search is limited to the defence that also stops the VCT; after the losing move the side to move
+    gets its proven VCT win to play. The board is left as it was."""
+    name, text, to_move, good, bad = CASES[0]
+    b = board_of(text, to_move)
+    before = (b.hash, list(b.moves))
+    root = Player().root_tactics(b, None)
+    assert root == ([sq(b, good)], True)
+    assert (b.hash, list(b.moves)) == before
+    b.play(sq(b, bad))
+    won = Player().root_tactics(b, 1000.0)
+    assert isinstance(won, SearchInfo) and won.source == Source.VCT and won.proven == 1
+    assert won.move == V.vct_search(b, max_depth=6, node_limit=30000).line[0]
