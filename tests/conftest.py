@@ -21,7 +21,8 @@ needs_ray = pytest.mark.skipif(not HAVE_RAY, reason=RAY_REASON)
 
 #: The modules whose tests start or join a local Ray instance. Under pytest-xdist (``make test`` runs two
 #: workers) they all go to one worker (``--dist loadgroup``): a second Ray started beside the first is
-#: found by ``ray.init`` as "an existing cluster" and refused.
+#: found by ``ray.init`` as "an existing cluster" and refused (so a module missing from this list fails
+#: loudly, with that message, rather than passing by chance).
 RAY_MODULES = frozenset({"test_distributed_selfplay", "test_distributed_tournament", "test_distributed_training",
                          "test_ray_cluster", "test_workers"})
 
