@@ -164,7 +164,10 @@ class MCTSConfig:
                                       # first choice), < 1 sharpens them. 15x15, 400 visits, 100
                                       # games each against 1: 0.8 -10 [-65, +44], 1.3 +7 [-39, +54],
                                       # 1.7 -67 [-120, -17] Elo (benchmarks/results/s14)
-    fpu_reduction: float = 0.25
+    fpu_reduction: float = 0.25       # an unvisited child's Q: its parent's less this. 15x15, 400
+                                      # visits, 100 games each against 0.25: 0.1 -78 [-134, -25],
+                                      # 0.45 +7 [-47, +61], 0.7 +7 [-48, +62] Elo
+                                      # (benchmarks/results/s15)
     fpu_reduction_root: float = 0.0
     root_fpu_on_reuse: bool = False   # True: a kept subtree's root gets fpu_reduction_root for its
                                       # unvisited children (False: keeps its non-root value); measured
