@@ -237,6 +237,6 @@ def test_root_tactics_reports_the_threat_and_the_win_it_finds() -> None:
     assert root == ([sq(b, good)], True)
     assert (b.hash, list(b.moves)) == before
     b.play(sq(b, bad))
-    won = Player().root_tactics(b, 1000.0)
+    won = Player().root_tactics(b, None)     # node limits alone: the same answer on any machine's load
     assert isinstance(won, SearchInfo) and won.source == Source.VCT and won.proven == 1
     assert won.move == V.vct_search(b, max_depth=6, node_limit=30000).line[0]
