@@ -180,6 +180,8 @@ class Player:
         # PYGOMOKU_TIME_MANAGE=0 (A/B matches)
         self.manage_time = os.environ.get("PYGOMOKU_TIME_MANAGE", "1") != "0"
         self._time_bank_ms = 0.0   # ms saved by settled moves, for unsettled ones (this game)
+        # the move-ordering memory of this move's defence checks (one per think, vct.Hints)
+        self._hints = vct.Hints()
         # the root's defences against an opponent VCF are also checked against its VCT, and a VCT
         # defence cut short by its limits still restricts the root to the moves not refuted,
         # unless PYGOMOKU_VCT_FILTER=0 (A/B matches against the older root)
@@ -380,6 +382,9 @@ class Player:
         # speed (a deadline made a caro defence that takes ~0.5 s come and go with the load)
         budget = 0.15 * (soft if soft is not None else 2000.0)
         dl = None if soft is None else t0 + min(budget, 500.0) / 1000.0
+        # every defence check of this move (the root's levels, then the search's choice) is the
+        # opponent's VCT after one of our moves: they share one move-ordering memory
+        self._hints = vct.Hints()
         line = _find_vcf(board, dl)
         if line:
             return SearchInfo(move=line[0], value=1.0, pv=list(line), proven=1,
@@ -482,7 +487,7 @@ class Player:
             if dl is not None and time.perf_counter() >= dl:
                 break
             if vct.safe_moves(board, [c.move], max_depth=3, node_limit=node_limit,
-                              deadline=dl, vcf_nodes=vcf_nodes).kept:
+                              deadline=dl, vcf_nodes=vcf_nodes, hints=self._hints).kept:
                 if c.move == info.move:
                     return info
                 return dataclasses.replace(info, move=c.move, value=c.q, pv=[c.move])
@@ -502,7 +507,7 @@ class Player:
         if soft is None:
             _a, node_limit, vcf_nodes, total = VCT_NODES_NO_CLOCK
             res = vct.safe_moves(board, defences, max_depth=3, node_limit=node_limit,
-                                 vcf_nodes=vcf_nodes, total_nodes=total)
+                                 vcf_nodes=vcf_nodes, total_nodes=total, hints=self._hints)
             return res.kept or defences
         kept = defences
         for level, (depth, nodes, share, cap) in enumerate(DEFENCE_LEVELS):
@@ -510,7 +515,7 @@ class Player:
             if time.perf_counter() >= dl or (level > 0 and len(kept) <= 1):
                 break
             res = vct.safe_moves(board, kept, max_depth=depth, node_limit=nodes,
-                                 deadline=dl, vcf_nodes=2000)
+                                 deadline=dl, vcf_nodes=2000, hints=self._hints)
             # a deeper level replaces the last one only when it still holds a verified move (what
             # it has not reached is not safer than what the last level verified)
             if not res.kept or (level > 0 and not res.verified):

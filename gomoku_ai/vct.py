@@ -63,7 +63,7 @@ from .rules import BLACK, EMPTY, WHITE, Rule, opponent
 from .tactics import (_INF_DEPTH, _blocks, _Ctx, _defences, _five_points, _four_moves,
                       _relevant, _vcf_in, _window_squares)
 
-__all__ = ["VCTResult", "vct_search", "find_vct", "vct_defences", "defence_candidates",
+__all__ = ["VCTResult", "Hints", "vct_search", "find_vct", "vct_defences", "defence_candidates",
            "safe_moves", "SafeMoves", "threat_moves", "Position", "read_positions"]
 
 
@@ -133,14 +133,54 @@ def _threats(ctx: _Ctx, c: int) -> List[Tuple[int, int, int]]:
 #: PYGOMOKU_VCT_REPLAY=0 turns it off (A/B matches)
 REPLAY_THREAT = os.environ.get("PYGOMOKU_VCT_REPLAY", "1") != "0"
 
+#: the searches of one :func:`safe_moves` call share their move-ordering memory (:class:`Hints`).
+#: PYGOMOKU_VCT_HINTS=0 turns it off (A/B matches)
+SHARE_HINTS = os.environ.get("PYGOMOKU_VCT_HINTS", "1") != "0"
+
 #: the VCT's VCF searches share one transposition table (:func:`gomoku_ai.tactics._vcf_in`)
 SHARED_VCF_TT = True
 
 
+class Hints:
+    """Move-ordering memory shared by the searches of one :func:`safe_moves` call.
+
+    The positions searched after two different candidate moves ``a`` and ``b`` differ only by that
+    first stone, so a position is keyed by its hash *relative to its search's root*
+    (``board.hash ^ root hash``: the stones played since the root, and whose turn it is), which is
+    the same after ``a`` as after ``b``. ``attack`` keeps, per key, the attacker move that won
+    there last; ``defence`` the defender reply that refuted the attack there last. A search tries
+    the remembered move first where it is one of its own candidates, so the next candidate's
+    refutation (most often the same threat sequence) is re-proved along the proof just found
+    instead of searched for again. Only the order of the moves changes: what is found is still
+    proved by the search itself, so answers can differ only in which winning line is reported.
+    """
+
+    __slots__ = ("attack", "defence", "depth")
+
+    def __init__(self) -> None:
+        self.attack: Dict[int, int] = {}
+        self.defence: Dict[int, int] = {}
+        #: the depth at which the last search found its win (0: none yet); the next search starts
+        #: its iterative deepening there. A depth-d pass searches a superset of every shallower
+        #: pass (and the very same tree when nothing was cut by the depth), so skipping them can
+        #: only miss a win by the node limit, never by the depth
+        self.depth = 0
+
+
+def _first(moves: List[int], m: Optional[int]) -> List[int]:
+    """``moves`` with ``m`` moved to the front when it is one of them."""
+    if m is None or not moves or moves[0] == m or m not in moves:
+        return moves
+    return [m] + [x for x in moves if x != m]
+
+
 class _VCT:
     def __init__(self, board: Board, node_limit: int, deadline: Optional[float],
-                 vcf_nodes: int, max_threats: int, verify: bool = False) -> None:
+                 vcf_nodes: int, max_threats: int, verify: bool = False,
+                 hints: Optional[Hints] = None) -> None:
         self.board = board
+        self.hints = hints
+        self.root = board.hash
         self.ctx = _Ctx(board)
         self.att = board.side_to_move
         self.dfn = opponent(self.att)
@@ -186,14 +226,17 @@ class _VCT:
     def run(self, max_depth: int) -> VCTResult:
         t0 = time.perf_counter()
         res = VCTResult(None)
+        start = 1 if self.hints is None else max(1, min(self.hints.depth, max_depth))
         try:
-            for depth in range(1, max_depth + 1):
+            for depth in range(start, max_depth + 1):
                 res.depth = depth
                 self.tt.clear()
                 cut0 = self.cut
                 line = self._attack(depth)
                 if line is not None:
                     res.line = line
+                    if self.hints is not None:
+                        self.hints.depth = depth
                     break
                 if self.cut == cut0:
                     break               # nothing was cut by the depth: deeper cannot help
@@ -229,6 +272,9 @@ class _VCT:
                      if not (ctx.renju and self.att == BLACK and ctx.forbidden(m))]
         else:
             cands = [m for m, _f, _t in _threats(ctx, self.att)[:self.max_threats]]
+        hints = self.hints
+        if hints is not None:
+            cands = _first(cands, hints.attack.get(h ^ self.root))
         for m in cands:
             board.push(m)
             try:
@@ -236,6 +282,8 @@ class _VCT:
             finally:
                 board.pop()
             if sub is not None:
+                if hints is not None:
+                    hints.attack[h ^ self.root] = m
                 return [m] + sub
         self.tt[h] = depth if self.cut != cut0 else _INF_DEPTH
         return None
@@ -282,6 +330,10 @@ class _VCT:
                 near = [m for m in threat if m in cand]
                 replies = near + sorted(cand - set(near))
         line: Optional[List[int]] = None
+        hints = self.hints
+        if hints is not None:
+            h = board.hash
+            replies = _first(replies, hints.defence.get(h ^ self.root))
         for r in replies:
             board.push(r)
             try:
@@ -291,6 +343,8 @@ class _VCT:
             finally:
                 board.pop()
             if sub is None:
+                if hints is not None:
+                    hints.defence[h ^ self.root] = r
                 return None
             if line is None:
                 line = [r] + sub
@@ -354,7 +408,8 @@ class _VCT:
 
 def vct_search(board: Board, max_depth: int = 4, node_limit: int = 20000,
                deadline: Optional[float] = None, vcf_nodes: int = 2000,
-               max_threats: int = 24, verify_defences: bool = False) -> VCTResult:
+               max_threats: int = 24, verify_defences: bool = False,
+               hints: Optional[Hints] = None) -> VCTResult:
     """Search a VCT for the side to move (see the module docstring).
 
     ``max_depth``: most attacker threats before the final VCF; ``node_limit``: attacker nodes over
@@ -364,13 +419,14 @@ def vct_search(board: Board, max_depth: int = 4, node_limit: int = 20000,
     :func:`gomoku_ai.tactics.find_vcf_defences` before searching it; by default the replies are the
     unverified superset (squares near the threatened VCF and the defender's fours), which the
     attack nodes below refute with one VCF search each -- the same answers, measured 2.4x faster
-    on game positions (``benchmarks/bench_vct.py``). The board is left unchanged.
+    on game positions (``benchmarks/bench_vct.py``). ``hints``: move-ordering memory shared with
+    other searches from sibling positions (:class:`Hints`). The board is left unchanged.
     """
     t0 = time.perf_counter()
     if board.winner is not None or board.is_full():
         return VCTResult(None)
     res = _VCT(board, node_limit, deadline, vcf_nodes, max_threats,
-               verify_defences).run(max_depth)
+               verify_defences, hints).run(max_depth)
     res.elapsed_s = time.perf_counter() - t0
     return res
 
@@ -457,7 +513,7 @@ class SafeMoves(NamedTuple):
 
 def safe_moves(board: Board, moves: List[int], max_depth: int = 3, node_limit: int = 3000,
                deadline: Optional[float] = None, vcf_nodes: int = 2000,
-               total_nodes: Optional[int] = None) -> SafeMoves:
+               total_nodes: Optional[int] = None, hints: Optional[Hints] = None) -> SafeMoves:
     """``moves`` (of the side to move) less those after which the opponent has a VCT.
 
     Each move is played and the opponent's VCT searched (``node_limit`` attacker nodes, ``vcf_nodes``
@@ -466,8 +522,13 @@ def safe_moves(board: Board, moves: List[int], max_depth: int = 3, node_limit: i
     order: when ``deadline`` (absolute ``perf_counter()``) passes or ``total_nodes`` attacker nodes
     are spent, the moves not yet checked are kept (unverified) and ``aborted`` is True. A move
     that wins at once is kept and verified; ``kept`` is empty when every move loses. The board is
-    left unchanged.
+    left unchanged. The searches share one :class:`Hints` (``hints``, or a new one; none when
+    :data:`SHARE_HINTS` is off): the refutation of one move is tried first against the next.
     """
+    if not SHARE_HINTS:
+        hints = None
+    elif hints is None:
+        hints = Hints()
     kept: List[int] = []
     verified: List[int] = []
     aborted = False
@@ -485,7 +546,7 @@ def safe_moves(board: Board, moves: List[int], max_depth: int = 3, node_limit: i
             verified.append(m)
             continue
         try:
-            res = vct_search(board, max_depth, node_limit, deadline, vcf_nodes)
+            res = vct_search(board, max_depth, node_limit, deadline, vcf_nodes, hints=hints)
         finally:
             board.pop()
         spent += res.nodes

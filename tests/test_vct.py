@@ -346,3 +346,75 @@ def test_replaying_the_threat_is_freestyle_and_exact_five_only(monkeypatch: pyte
                 b.play(m)
             V.vct_search(b, max_depth=3, node_limit=60)
     assert seen[0] == 0 and seen[1] > 0, seen
+
+
+def test_first_moves_a_hint_to_the_front_only_when_it_is_a_candidate() -> None:
+    assert V._first([3, 1, 2], 2) == [2, 3, 1]
+    assert V._first([3, 1, 2], 3) == [3, 1, 2]
+    assert V._first([3, 1, 2], 9) == [3, 1, 2]      # not a candidate here: no move is added
+    assert V._first([3, 1, 2], None) == [3, 1, 2]
+    assert V._first([], 4) == []
+
+
+def _defence_checks(hints: bool, monkeypatch: pytest.MonkeyPatch
+                    ) -> Tuple[List[Tuple[str, int, str]], int]:
+    """Every defence candidate of the set's defence positions, each checked alone (its opponent's
+    VCT at depth 3, 600 attacker nodes; the first 20 of 4 positions), in one :func:`safe_moves`-like pass sharing one Hints or
+    none: [(position, move, 'refuted' / 'held' / 'cut')], attacker nodes in all."""
+    monkeypatch.setattr(V, "SHARE_HINTS", hints)
+    out, nodes = [], 0
+    for p in [p for p in _set() if p.kind == "defend"][:4]:
+        b = p.board()
+        b.pass_turn()
+        threat = V.vct_search(b, max_depth=3, node_limit=3000)
+        b.pass_turn()
+        assert threat.line is not None, p.name
+        h = V.Hints() if hints else None
+        for m in V.defence_candidates(b, threat.line)[:20]:
+            b.push(m)
+            res = V.vct_search(b, max_depth=3, node_limit=600, hints=h)
+            if res.line is not None:
+                replay_forced(b, res.line)
+            b.pop()
+            nodes += res.nodes
+            out.append((p.name, m, "refuted" if res.line else "cut" if res.aborted else "held"))
+    return out, nodes
+
+
+def test_shared_hints_change_no_finished_answer_and_save_nodes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The defence checks of one move share their move-ordering memory (``Hints``): the same moves
+    are refuted or held wherever both searches finished (a hint only reorders; every line found is
+    still a forced win, checked move by move), and fewer attacker nodes are searched."""
+    without, n_without = _defence_checks(False, monkeypatch)
+    with_hints, n_with = _defence_checks(True, monkeypatch)
+    assert [k[:2] for k in without] == [k[:2] for k in with_hints]
+    finished = [(a[2], b[2]) for a, b in zip(without, with_hints) if "cut" not in (a[2], b[2])]
+    assert len(finished) > 60 and all(a == b for a, b in finished)
+    assert {a for a, _ in finished} == {"refuted", "held"}
+    assert n_with < 0.9 * n_without, (n_with, n_without)
+
+
+def test_safe_moves_share_hints_unless_switched_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``safe_moves`` hands one Hints to all its searches (the caller's when given), and none when
+    ``PYGOMOKU_VCT_HINTS=0`` turned ``SHARE_HINTS`` off."""
+    seen: List[object] = []
+    orig = V.vct_search
+
+    def spy(*a, **k):  # type: ignore[no-untyped-def]
+        seen.append(k.get("hints"))
+        return orig(*a, **k)
+
+    monkeypatch.setattr(V, "vct_search", spy)
+    p = [p for p in _set() if p.kind == "defend"][0]
+    b = p.board()
+    moves = sorted(p.answer)[:1] + [m for m in range(b.width * b.height) if b.is_empty(m)][:2]
+    V.safe_moves(b, moves, node_limit=50)
+    assert len(seen) == 3 and isinstance(seen[0], V.Hints) and all(s is seen[0] for s in seen)
+    mine = V.Hints()
+    seen.clear()
+    V.safe_moves(b, moves, node_limit=50, hints=mine)
+    assert seen and all(s is mine for s in seen)
+    monkeypatch.setattr(V, "SHARE_HINTS", False)
+    seen.clear()
+    V.safe_moves(b, moves, node_limit=50, hints=mine)
+    assert seen and all(s is None for s in seen)
