@@ -142,7 +142,8 @@ SHARED_VCF_TT = True
 
 
 class Hints:
-    """Move-ordering memory shared by the searches of one :func:`safe_moves` call.
+    """Move-ordering memory shared by sibling searches: those of one :func:`safe_moves` call, and
+    the player's defence checks of one move (its levels, then the check of the search's choice).
 
     The positions searched after two different candidate moves ``a`` and ``b`` differ only by that
     first stone, so a position is keyed by its hash *relative to its search's root*
