@@ -1,0 +1,62 @@
+"""benchmarks/paired.py: two runs on the same seed compared game by game, from the colour-swapped pairs."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+
+import paired  # noqa: E402
+
+
+def _run(folder: Path, player: str, winners: List[Optional[str]]) -> Path:
+    """A results.jsonl of len(winners) games: ``player`` Black in even games and White in odd ones
+    (colour-swapped pairs), against "opp"; each winner is "black", "white" or None (a draw)."""
+    folder.mkdir()
+    lines = []
+    for g, w in enumerate(winners):
+        black, white = (player, "opp") if g % 2 == 0 else ("opp", player)
+        lines.append(json.dumps({"game": g, "pair": g // 2, "black": black, "white": white,
+                                 "winner": w, "result": "?"}))
+    (folder / "results.jsonl").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+def test_differences_pair_by_game_and_count_only_common_games(tmp_path: Path) -> None:
+    # A (Black in even games): 1, 0, 0.5, 0, 1 in games 0-4
+    a = paired.scores(_run(tmp_path / "a", "A", ["black", "black", None, "black", "black"]), "A")
+    # B: 1, 0, 0, 1, 0.5 in games 0-4, and game 5 (0), which A did not play
+    b = paired.scores(_run(tmp_path / "b", "B", ["black", "black", "white", "white", None, "black"]), "B")
+    assert a[1] == (0, 0.0) and a[2] == (1, 0.5) and a[4] == (2, 1.0)
+    assert b[2] == (1, 0.0) and b[3] == (1, 1.0) and b[4] == (2, 0.5) and b[5] == (2, 0.0)
+    out = paired.compare(a, b)
+    # per game A - B: 0, 0, +0.5, -1, +0.5; per pair: 0, -0.25, +0.5 (pair 2 has one common game)
+    assert out["games"] == 5 and out["pairs"] == 3 and out["same_result"] == 2
+    assert out["diff_per_game"] == pytest.approx(0.25 / 3, abs=1e-4)
+    lo, hi = out["ci95"]
+    assert lo < out["diff_per_game"] < hi
+    assert out["score_a"] == pytest.approx(0.5) and out["score_b"] == pytest.approx(0.5)
+
+
+def test_identical_runs_differ_by_zero_with_a_zero_interval(tmp_path: Path) -> None:
+    w = ["black", "white", None, "black"]
+    out = paired.compare(paired.scores(_run(tmp_path / "a", "A", w), "A"),
+                         paired.scores(_run(tmp_path / "b", "A", w), "A"))
+    assert out["diff_per_game"] == 0.0 and out["ci95"] == [0.0, 0.0] and out["same_result"] == 4
+
+
+def test_bad_folders_are_refused_with_their_name(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit, match="no results.jsonl"):
+        paired.scores(tmp_path, "A")
+    (tmp_path / "results.jsonl").write_text('{"game": 0}\n')
+    with pytest.raises(SystemExit, match="line 1: not a game result"):
+        paired.scores(tmp_path, "A")
+    _run(tmp_path / "c", "A", ["black"])
+    with pytest.raises(SystemExit, match="no game of 'Z'"):
+        paired.scores(tmp_path / "c", "Z")
+    with pytest.raises(SystemExit, match="expected FOLDER:PLAYER"):
+        paired.main([str(tmp_path / "c"), str(tmp_path / "c") + ":A"])
