@@ -9,13 +9,16 @@ the score, the Elo difference with its 95 % interval from the pentanomial statis
 colour-swapped pairs (the trinomial where a pairing has no complete pair), as the tournament
 computed them, and the points as Black and as White (two-player matches; ``-`` otherwise). ``--curve`` maps opponent names to node counts: those rows are also drawn as the
 strength curve (score of ``--player`` against the opponent's nodes, log axis, 95 % intervals) with
-matplotlib's Agg backend. Prints the table; with ``--json`` one JSON object instead.
+matplotlib's Agg backend. ``--rows FILE`` adds rows kept from earlier runs as a Markdown table in this
+script's format (placed first), for when their folders are gone. Prints the table; with ``--json`` one
+JSON object instead.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import math
+import re
 import sys
 from pathlib import Path
 from typing import Any, Dict, List
@@ -59,6 +62,44 @@ def rows_for(player: str, folders: List[str]) -> List[Dict[str, Any]]:
                         "score": (w + 0.5 * d) / n if n else float("nan"),
                         "elo": elo, "elo_lo": lo, "elo_hi": hi, "folder": str(folder),
                         "stats": "pentanomial" if pr.get("pairs") else "trinomial"})
+    return out
+
+
+_MD_ROW = re.compile(
+    r"^\|\s*(?P<opp>[^|]+?)\s*\|\s*(?P<games>\d+)\s*\|\s*(?P<w>\d+)-(?P<d>\d+)-(?P<l>\d+)\s*\|"
+    r"\s*[\d.]+\s*%\s*\|\s*(?P<elo>[+-]?\d+)\s*\[(?P<lo>[+-]?\d+),\s*(?P<hi>[+-]?\d+)\]\s*\|"
+    r"\s*(?P<b>[^|]+?)\s*\|\s*(?P<wh>[^|]+?)\s*\|\s*$")
+
+
+def rows_from_markdown(path: str) -> List[Dict[str, Any]]:
+    """Rows of a Markdown table as :func:`markdown` prints it (header and separator lines, and lines
+    outside the table, are skipped): for drawing the curve again when an earlier run's folder is
+    gone but its row was kept. A line that starts like a row but does not parse is refused, naming
+    the file and line."""
+    def colour(text: str) -> Any:
+        if text == "-":
+            return None
+        pts, _, n = text.partition("/")
+        return (float(pts), int(n))
+
+    out: List[Dict[str, Any]] = []
+    try:
+        lines = Path(path).read_text().splitlines()
+    except OSError as e:
+        raise SystemExit(f"{path}: cannot read the rows ({e})")
+    for k, line in enumerate(lines, 1):
+        if not line.startswith("|") or line.startswith("| opponent") or line.startswith("|---"):
+            continue
+        m = _MD_ROW.match(line)
+        if m is None:
+            raise SystemExit(f"{path}, line {k}: not a row of the strength table: {line!r}")
+        w, d, l = int(m["w"]), int(m["d"]), int(m["l"])
+        n = int(m["games"])
+        out.append({"opponent": m["opp"], "games": n, "w": w, "d": d, "l": l,
+                    "as_black": colour(m["b"]), "as_white": colour(m["wh"]),
+                    "score": (w + 0.5 * d) / n if n else float("nan"),
+                    "elo": float(m["elo"]), "elo_lo": float(m["lo"]), "elo_hi": float(m["hi"]),
+                    "folder": f"{path}:{k}", "stats": "from a table"})
     return out
 
 
@@ -117,14 +158,18 @@ def plot(rows: List[Dict[str, Any]], curve: Dict[str, int], out: str, title: str
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("folders", nargs="+")
+    ap.add_argument("folders", nargs="*")
     ap.add_argument("--player", required=True)
+    ap.add_argument("--rows", action="append", default=[],
+                    help="a Markdown file of earlier rows as this script prints them (first; repeatable)")
     ap.add_argument("--curve", default="", help="NAME=NODES,... rows drawn as the curve")
     ap.add_argument("--png", default=None)
     ap.add_argument("--title", default="ours at 1 s/move vs Rapfi (classical) by nodes")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
-    rows = rows_for(a.player, a.folders)
+    if not a.folders and not a.rows:
+        ap.error("give tournament folders, --rows files, or both")
+    rows = [r for f in a.rows for r in rows_from_markdown(f)] + rows_for(a.player, a.folders)
     if a.json:
         print(json.dumps(rows, indent=2))
     else:

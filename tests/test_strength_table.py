@@ -5,6 +5,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 import strength_table as stt  # noqa: E402
@@ -50,3 +52,24 @@ def test_rows_from_the_players_side_with_colours(tmp_path: Path) -> None:
     assert md[0].endswith("| as Black | as White |")
     assert md[2] == "| rapfi | 10 | 1-1-8 | 15.0% | -200 [-320, -100] | 1.5/5 | 0/5 |"
     assert md[3].endswith("| - | - |")
+
+
+def test_rows_read_back_from_the_printed_table(tmp_path: Path) -> None:
+    """``--rows``: a table the script printed is read back to the same rows (for the curve when a run's
+    folder is gone); lines outside the table are skipped, a broken row is refused with its file and line."""
+    rows = [{"opponent": "rapfi10k", "games": 100, "w": 64, "d": 1, "l": 35, "as_black": (41.0, 50),
+             "as_white": (23.5, 50), "score": 0.645, "elo": 104.0, "elo_lo": 38.0, "elo_hi": 177.0},
+            {"opponent": "aiwine", "games": 10, "w": 2, "d": 0, "l": 8, "as_black": None, "as_white": None,
+             "score": 0.2, "elo": -241.0, "elo_lo": -500.0, "elo_hi": -20.0}]
+    f = tmp_path / "rows.md"
+    f.write_text("Kept from session 14.\n\n" + stt.markdown(rows) + "\n\nmore text\n")
+    back = stt.rows_from_markdown(str(f))
+    keys = ("opponent", "games", "w", "d", "l", "as_black", "as_white", "elo", "elo_lo", "elo_hi")
+    assert [{k: r[k] for k in keys} for r in back] == [{k: r[k] for k in keys} for r in rows]
+    assert [r["score"] for r in back] == [0.645, 0.2]
+    assert stt.markdown(back) == stt.markdown(rows)
+    f.write_text(stt.markdown(rows) + "\n| rapfi | 100 | 64-1 | 64% | +1 [0, 2] | - | - |\n")
+    with pytest.raises(SystemExit, match=r"rows.md, line 5: not a row"):
+        stt.rows_from_markdown(str(f))
+    with pytest.raises(SystemExit, match="cannot read the rows"):
+        stt.rows_from_markdown(str(tmp_path / "missing.md"))
