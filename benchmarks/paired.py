@@ -4,7 +4,8 @@ interval, from the colour-swapped pairs. Prints one JSON object.
     .venv/bin/python benchmarks/paired.py runs/s16/aiwine-15:ours runs/s16/aiwine-15-nohints:nohints
 
 Each argument is ``FOLDER:PLAYER`` (the player whose score is compared; the folders' other players are
-its opponents). Two runs with the same seed, openings and schedule play the same opening with the same
+its opponents); FOLDER may also be a results file itself (e.g. a ``results.jsonl`` kept in
+``benchmarks/results/`` with only the fields read here: game, pair, black, white, winner). Two runs with the same seed, openings and schedule play the same opening with the same
 colours at the same game index, so the games pair up by index (``game`` in ``results.jsonl``); only games
 finished in both runs count. The difference is A's score less B's. Its interval comes from the
 per-pair differences (a pair is the two colour-swapped games of one opening, which share the
@@ -23,7 +24,7 @@ from typing import Dict, List, Tuple
 def scores(folder: Path, player: str) -> Dict[int, Tuple[int, float]]:
     """game index -> (pair index, the player's score in it: 1, 0.5 or 0). Refuses a folder without
     results or a player who is in none of its games, naming the folder."""
-    path = folder / "results.jsonl"
+    path = folder if folder.is_file() else folder / "results.jsonl"
     if not path.is_file():
         raise SystemExit(f"{path}: no results.jsonl (not a tournament folder?)")
     out: Dict[int, Tuple[int, float]] = {}

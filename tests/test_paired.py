@@ -32,6 +32,7 @@ def test_differences_pair_by_game_and_count_only_common_games(tmp_path: Path) ->
     # B: 1, 0, 0, 1, 0.5 in games 0-4, and game 5 (0), which A did not play
     b = paired.scores(_run(tmp_path / "b", "B", ["black", "black", "white", "white", None, "black"]), "B")
     assert a[1] == (0, 0.0) and a[2] == (1, 0.5) and a[4] == (2, 1.0)
+    assert paired.scores(tmp_path / "a" / "results.jsonl", "A") == a     # the file itself will do
     assert b[2] == (1, 0.0) and b[3] == (1, 1.0) and b[4] == (2, 0.5) and b[5] == (2, 0.0)
     out = paired.compare(a, b)
     # per game A - B: 0, 0, +0.5, -1, +0.5; per pair: 0, -0.25, +0.5 (pair 2 has one common game)
