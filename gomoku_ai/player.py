@@ -189,6 +189,12 @@ class Player:
         # a restricted root keeps the reused tree's statistics of the moves it allows, unless
         # PYGOMOKU_RESTRICT_REUSE=0 (A/B matches: the tree is reset, as before session 8)
         self.restrict_reuse = os.environ.get("PYGOMOKU_RESTRICT_REUSE", "1") != "0"
+        # the search for the opponent's VCT as if we passed: (depth, attacker nodes) with a clock;
+        # A/B switch PYGOMOKU_THREAT="3,6000"
+        self.threat_search = _threat_search(os.environ.get("PYGOMOKU_THREAT", ""))
+        # the root's defence-check levels with a clock (DEFENCE_LEVELS); A/B switch
+        # PYGOMOKU_DEFENCE_LEVELS="3,3000,0.30,600;5,10000,0.45,900"
+        self.defence_levels = _defence_levels(os.environ.get("PYGOMOKU_DEFENCE_LEVELS", ""))
         # A/B switch: PYGOMOKU_MCTS="c_puct=1.2,fpu_reduction=0.3" (MCTSConfig fields)
         self.config = with_overrides(self.config, os.environ.get("PYGOMOKU_MCTS", ""))
         if os.environ.get("PYGOMOKU_THREE_REPLIES", "1") == "0":
@@ -457,7 +463,8 @@ class Player:
             return movegen.without_forbidden(board, defs) or None, True
         board.pass_turn()
         try:
-            threat = vct.vct_search(board, max_depth=3, node_limit=2 * defence_nodes,
+            depth, nodes = self.threat_search if soft is not None else (3, 2 * defence_nodes)
+            threat = vct.vct_search(board, max_depth=depth, node_limit=nodes,
                                     deadline=dl2, vcf_nodes=vcf_nodes)
         finally:
             board.pass_turn()
@@ -510,7 +517,7 @@ class Player:
                                  vcf_nodes=vcf_nodes, total_nodes=total, hints=self._hints)
             return res.kept or defences
         kept = defences
-        for level, (depth, nodes, share, cap) in enumerate(DEFENCE_LEVELS):
+        for level, (depth, nodes, share, cap) in enumerate(self.defence_levels):
             dl = t0 + min(share * soft, cap) / 1000.0
             if time.perf_counter() >= dl or (level > 0 and len(kept) <= 1):
                 break
@@ -554,6 +561,9 @@ class Player:
 #: nodes per move, share of the soft budget and cap in ms by which the level ends, from the start)
 DEFENCE_LEVELS = ((3, 3000, 0.30, 600.0), (5, 10000, 0.45, 900.0))
 
+#: the root's search for the opponent's VCT as if we passed, with a clock: (VCT depth, attacker nodes)
+THREAT_SEARCH = (3, 6000)
+
 #: under threat, the search stops CHECK_SHARE of the soft budget early (at most CHECK_MAX_MS, ms)
 #: and the rest checks its choice, and after a refutation the next of its CHECK_MOVES most
 #: visited moves (:meth:`Player._checked_choice`)
@@ -574,6 +584,38 @@ EXTEND_MAX_FACTOR = 2.0
 BANK_MAX_FACTOR = 3.0
 MIN_TREE_NODES = 2_000   # the smallest tree cap, whatever the memory limit
 BASELINE_BYTES = 180 * 1024 * 1024  # VmPeak of the brain with onnxruntime and a model, before search (bench_brain)
+
+
+def _threat_search(text: str) -> Tuple[int, int]:
+    """``"DEPTH,NODES"`` (the ``PYGOMOKU_THREAT`` A/B switch) as a pair; "" is :data:`THREAT_SEARCH`."""
+    if not text.strip():
+        return THREAT_SEARCH
+    try:
+        depth, nodes = (int(x) for x in text.split(","))
+    except ValueError:
+        raise checks.ConfigError(f"PYGOMOKU_THREAT={text!r}: expected DEPTH,NODES (two integers)") from None
+    if depth < 1 or nodes < 1:
+        raise checks.ConfigError(f"PYGOMOKU_THREAT={text!r}: depth and nodes must be positive")
+    return depth, nodes
+
+
+def _defence_levels(text: str) -> Tuple[Tuple[int, int, float, float], ...]:
+    """``"DEPTH,NODES,SHARE,CAP_MS;..."`` (the ``PYGOMOKU_DEFENCE_LEVELS`` A/B switch) as levels like
+    :data:`DEFENCE_LEVELS`; "" is :data:`DEFENCE_LEVELS`."""
+    if not text.strip():
+        return DEFENCE_LEVELS
+    levels = []
+    for item in text.split(";"):
+        try:
+            d, n, share, cap = item.split(",")
+            level = (int(d), int(n), float(share), float(cap))
+        except ValueError:
+            raise checks.ConfigError(f"PYGOMOKU_DEFENCE_LEVELS={text!r}: {item!r} is not "
+                                     "DEPTH,NODES,SHARE,CAP_MS") from None
+        if level[0] < 1 or level[1] < 1 or not 0.0 < level[2] <= 1.0 or level[3] <= 0.0:
+            raise checks.ConfigError(f"PYGOMOKU_DEFENCE_LEVELS={text!r}: {item!r} is out of range")
+        levels.append(level)
+    return tuple(levels)
 
 
 def _candidates(board: Board) -> List[int]:
