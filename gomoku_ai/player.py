@@ -189,11 +189,9 @@ class Player:
         # a restricted root keeps the reused tree's statistics of the moves it allows, unless
         # PYGOMOKU_RESTRICT_REUSE=0 (A/B matches: the tree is reset, as before session 8)
         self.restrict_reuse = os.environ.get("PYGOMOKU_RESTRICT_REUSE", "1") != "0"
-        # the search for the opponent's VCT as if we passed: (depth, attacker nodes) with a clock;
-        # A/B switch PYGOMOKU_THREAT="3,6000"
+        # with a clock, A/B switches: PYGOMOKU_THREAT="DEPTH,NODES" (the opponent's VCT as if we
+        # passed, THREAT_SEARCH) and PYGOMOKU_DEFENCE_LEVELS="D,N,SHARE,CAP_MS;..." (DEFENCE_LEVELS)
         self.threat_search = _threat_search(os.environ.get("PYGOMOKU_THREAT", ""))
-        # the root's defence-check levels with a clock (DEFENCE_LEVELS); A/B switch
-        # PYGOMOKU_DEFENCE_LEVELS="3,3000,0.30,600;5,10000,0.45,900"
         self.defence_levels = _defence_levels(os.environ.get("PYGOMOKU_DEFENCE_LEVELS", ""))
         # A/B switch: PYGOMOKU_MCTS="c_puct=1.2,fpu_reduction=0.3" (MCTSConfig fields)
         self.config = with_overrides(self.config, os.environ.get("PYGOMOKU_MCTS", ""))
@@ -477,28 +475,8 @@ class Player:
 
     def _checked_choice(self, board: Board, info: SearchInfo, t0: float, soft: Optional[float]
                         ) -> SearchInfo:
-        """After a search under threat: the most visited candidate after which the opponent has
-        no VCF or VCT (:func:`gomoku_ai.vct.safe_moves`, depth 3), checked in the order of the
-        visits among the first :data:`CHECK_MOVES` not proven lost, until the end of the soft
-        budget (ms from ``t0``; node limits alone without a clock). A move whose check is cut
-        short is accepted; when every checked move loses, the search's own choice stands."""
-        if soft is None:
-            dl = None
-            _a, node_limit, vcf_nodes, _t = VCT_NODES_NO_CLOCK
-        else:
-            dl = t0 + soft / 1000.0
-            node_limit, vcf_nodes = 3000, 2000
-        best = info.candidates[0].visits if info.candidates else 0
-        order = [c for c in info.candidates if c.q > -0.999 and c.visits * 50 >= best]
-        for i, c in enumerate(order[:CHECK_MOVES]):
-            if dl is not None and time.perf_counter() >= dl:
-                break
-            if vct.safe_moves(board, [c.move], max_depth=3, node_limit=node_limit,
-                              deadline=dl, vcf_nodes=vcf_nodes, hints=self._hints).kept:
-                if c.move == info.move:
-                    return info
-                return dataclasses.replace(info, move=c.move, value=c.q, pv=[c.move])
-        return info
+        """:func:`_checked_choice` with this move's defence-check hints."""
+        return _checked_choice(board, info, t0, soft, self._hints)
 
     def _safe_defences(self, board: Board, defences: List[int], t0: float, soft: Optional[float]
                        ) -> List[int]:
@@ -616,6 +594,32 @@ def _defence_levels(text: str) -> Tuple[Tuple[int, int, float, float], ...]:
             raise checks.ConfigError(f"PYGOMOKU_DEFENCE_LEVELS={text!r}: {item!r} is out of range")
         levels.append(level)
     return tuple(levels)
+
+
+def _checked_choice(board: Board, info: SearchInfo, t0: float, soft: Optional[float],
+                    hints: vct.Hints) -> SearchInfo:
+    """After a search under threat: the most visited candidate after which the opponent has no
+    VCF or VCT (:func:`gomoku_ai.vct.safe_moves`, depth 3, sharing the move-ordering ``hints``),
+    checked in the order of the visits among the first :data:`CHECK_MOVES` not proven lost, until
+    the end of the soft budget (ms from ``t0``; node limits alone without a clock). A move whose
+    check is cut short is accepted; when every checked move loses, the search's own choice stands."""
+    if soft is None:
+        dl = None
+        _a, node_limit, vcf_nodes, _t = VCT_NODES_NO_CLOCK
+    else:
+        dl = t0 + soft / 1000.0
+        node_limit, vcf_nodes = 3000, 2000
+    best = info.candidates[0].visits if info.candidates else 0
+    order = [c for c in info.candidates if c.q > -0.999 and c.visits * 50 >= best]
+    for c in order[:CHECK_MOVES]:
+        if dl is not None and time.perf_counter() >= dl:
+            break
+        if vct.safe_moves(board, [c.move], max_depth=3, node_limit=node_limit,
+                          deadline=dl, vcf_nodes=vcf_nodes, hints=hints).kept:
+            if c.move == info.move:
+                return info
+            return dataclasses.replace(info, move=c.move, value=c.q, pv=[c.move])
+    return info
 
 
 def _candidates(board: Board) -> List[int]:
