@@ -91,6 +91,8 @@ def _parse_args(argv: list) -> dict:
 
 
 THREAD_STACK_BYTES = 4 * 1024 * 1024
+#: the player's A/B switches (gomoku_ai.player.check_switches), checked at start when one is set
+SWITCHES = ("PYGOMOKU_MCTS", "PYGOMOKU_THREAT", "PYGOMOKU_DEFENCE_LEVELS")
 
 
 def limit_virtual_memory() -> None:
@@ -149,11 +151,11 @@ def main(argv: "list | None" = None) -> int:
         except ValueError as e:
             print(f"pbrain-pygomoku: {e}", file=sys.stderr)
             return 2
-    if os.environ.get("PYGOMOKU_MCTS", "").strip():   # the A/B switch: refuse a typo before any command
+    if any(os.environ.get(v, "").strip() for v in SWITCHES):   # refuse a typo before any command
         from gomoku_ai.checks import ConfigError
-        from gomoku_ai.mcts import MCTSConfig, with_overrides
+        from gomoku_ai.player import check_switches
         try:
-            with_overrides(MCTSConfig(), os.environ["PYGOMOKU_MCTS"])
+            check_switches()
         except ConfigError as e:
             print(f"pbrain-pygomoku: {e}", file=sys.stderr)
             return 2

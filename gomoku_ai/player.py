@@ -564,6 +564,16 @@ MIN_TREE_NODES = 2_000   # the smallest tree cap, whatever the memory limit
 BASELINE_BYTES = 180 * 1024 * 1024  # VmPeak of the brain with onnxruntime and a model, before search (bench_brain)
 
 
+def check_switches() -> None:
+    """Parse the player's A/B switches in the environment (``PYGOMOKU_MCTS``, ``PYGOMOKU_THREAT``,
+    ``PYGOMOKU_DEFENCE_LEVELS``) as :class:`Player` will; raises :class:`checks.ConfigError` naming
+    the first malformed one. For front ends that refuse a typo before any command (a player made
+    later inside the brain would fail on every move and the brain fall back to its static move)."""
+    with_overrides(MCTSConfig(), os.environ.get("PYGOMOKU_MCTS", ""))
+    _threat_search(os.environ.get("PYGOMOKU_THREAT", ""))
+    _defence_levels(os.environ.get("PYGOMOKU_DEFENCE_LEVELS", ""))
+
+
 def _threat_search(text: str) -> Tuple[int, int]:
     """``"DEPTH,NODES"`` (the ``PYGOMOKU_THREAT`` A/B switch) as a pair; "" is :data:`THREAT_SEARCH`."""
     if not text.strip():

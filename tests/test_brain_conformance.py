@@ -836,11 +836,13 @@ def test_engine_model_option(engine, tmp_path):
 
 @pytest.mark.parametrize("var, value, named", [
     ("PYGOMOKU_MCTS", "c_puct=abc", "c_puct"), ("PYGOMOKU_MCTS", "cpuct=1.2", "cpuct"),
-    ("PYGOMOKU_MCTS", "c_puct=-1", "c_puct"), ("PYGOMOKU_NET_BACKEND", "int8", "PYGOMOKU_NET_BACKEND")])
+    ("PYGOMOKU_MCTS", "c_puct=-1", "c_puct"), ("PYGOMOKU_NET_BACKEND", "int8", "PYGOMOKU_NET_BACKEND"),
+    ("PYGOMOKU_THREAT", "5", "PYGOMOKU_THREAT"), ("PYGOMOKU_DEFENCE_LEVELS", "3,3000,0.3", "PYGOMOKU_DEFENCE_LEVELS")])
 def test_engine_refuses_a_bad_search_override(tmp_path, var, value, named):
     """``PYGOMOKU_MCTS`` (the A/B switch of search parameters) with an unknown field, a value of the wrong
-    type or out of range, or an unknown ``PYGOMOKU_NET_BACKEND``: reported on stderr naming it, exit status 2,
-    before any command is read."""
+    type or out of range, a malformed ``PYGOMOKU_THREAT`` or ``PYGOMOKU_DEFENCE_LEVELS`` (the root's
+    tactics), or an unknown ``PYGOMOKU_NET_BACKEND``: reported on stderr naming it, exit status 2, before
+    any command is read (inside the brain the player would fail on every move)."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
     env[var] = value
     r = subprocess.run([*(ENGINE_CMD or [sys.executable, str(ROOT_ENGINE)])], input=b"START 15\n",
