@@ -61,3 +61,16 @@ def test_the_board_is_the_tournaments(tmp_path: Path) -> None:
     b = aw.board_of(tmp_path)
     assert (b.width, b.height, b.rule.name) == (20, 20, "STANDARD")
     assert aw.board_of(tmp_path / "missing").width == 15
+
+
+def test_holding_counts_the_moves_not_refuted_before_the_losing_one(tmp_path: Path) -> None:
+    """``--holding``: before our ply-5 move only the two ends of Black's open three, (5, 7) and (9, 7),
+    stop it; every other near move loses to the open four."""
+    out = tmp_path / "aw.json"
+    assert aw.main([str(_folder(tmp_path)), "--player", "ours", "--budgets", "0.5", "--holding", "30",
+                    "--out", str(out)]) == 0
+    data = json.loads(out.read_text())
+    first = data["rows"][0]
+    assert first["all_checked"] is True and first["near"] > 20
+    assert first["not_refuted"] == 2
+    assert data["summary"]["every_move_refuted"] == 0
