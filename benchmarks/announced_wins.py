@@ -14,7 +14,9 @@ and on the position before our move, the player's root tactics at ``--ms`` as in
 * with ``--holding S``: ``near`` (our moves within distance 2 of a stone) and ``not_refuted`` (those after
   which the opponent's VCT at depth 5, 10,000 attacker nodes a move, found nothing; ``all_checked``
   False when the S seconds ran out first and the rest were counted unchecked). ``not_refuted`` 0 with
-  every move checked: the game was already lost before this move, as far as depth-5 VCTs go.
+  every move checked: the game was already lost before this move, as far as depth-5 VCTs go;
+  ``played_holds``: whether the losing move survives the player's first defence level (depth 3, 3,000
+  attacker nodes) and a depth-5 check (10,000), as ``[d3, d5]`` (True: no VCT found after it).
 
 Prints one line per game and a JSON summary; ``--out`` keeps every row.
 
@@ -106,7 +108,10 @@ def analyse(game: Dict[str, Any], player: str, budgets: List[float], ms: float, 
         near = movegen.without_forbidden(b, movegen.near_empty(b, 2))
         res = safe_moves(b, near, max_depth=5, node_limit=10000, vcf_nodes=2000,
                          deadline=time.perf_counter() + holding_s)
-        root_row.update(near=len(near), not_refuted=len(res.kept), all_checked=not res.aborted)
+        holds = [bool(safe_moves(b, [played], max_depth=depth, node_limit=nodes, vcf_nodes=2000).kept)
+                 for depth, nodes in ((3, 3000), (5, 10000))]
+        root_row.update(near=len(near), not_refuted=len(res.kept), all_checked=not res.aborted,
+                        played_holds=holds)
     b.play(played)
     found: Optional[float] = None
     for depth, secs in zip(DEPTHS, budgets):
@@ -149,6 +154,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if a.holding > 0:
         summary["every_move_refuted"] = sum(1 for r in rows if r["not_refuted"] == 0 and r["all_checked"])
         summary["not_refuted_median"] = sorted(r["not_refuted"] for r in rows)[len(rows) // 2] if rows else None
+        summary["played_holds_d3_d5"] = [sum(1 for r in rows if r["played_holds"][i]) for i in (0, 1)]
     print(json.dumps(summary, indent=2))
     if a.out is not None:
         atomic_write_text(a.out, json.dumps({"summary": summary, "rows": rows}, indent=1) + "\n")

@@ -73,4 +73,5 @@ def test_holding_counts_the_moves_not_refuted_before_the_losing_one(tmp_path: Pa
     first = data["rows"][0]
     assert first["all_checked"] is True and first["near"] > 20
     assert first["not_refuted"] == 2
+    assert first["played_holds"] == [False, False]      # the edge move leaves the open three
     assert data["summary"]["every_move_refuted"] == 0
