@@ -91,8 +91,11 @@ def _parse_args(argv: list) -> dict:
 
 
 THREAD_STACK_BYTES = 4 * 1024 * 1024
-#: the player's A/B switches (gomoku_ai.player.check_switches), checked at start when one is set
-SWITCHES = ("PYGOMOKU_MCTS", "PYGOMOKU_THREAT", "PYGOMOKU_DEFENCE_LEVELS")
+#: the player's A/B switches (gomoku_ai.player.check_switches: VALUED and FLAGS), checked at start when
+#: one is set (the player module is imported only then)
+SWITCHES = ("PYGOMOKU_MCTS", "PYGOMOKU_THREAT", "PYGOMOKU_DEFENCE_LEVELS", "PYGOMOKU_VCT", "PYGOMOKU_VCT_FILTER",
+            "PYGOMOKU_VCT_REPLAY", "PYGOMOKU_VCT_HINTS", "PYGOMOKU_RESTRICT_REUSE", "PYGOMOKU_THREE_REPLIES",
+            "PYGOMOKU_TIME_MANAGE", "PYGOMOKU_WORKER")
 
 
 def limit_virtual_memory() -> None:

@@ -564,11 +564,22 @@ MIN_TREE_NODES = 2_000   # the smallest tree cap, whatever the memory limit
 BASELINE_BYTES = 180 * 1024 * 1024  # VmPeak of the brain with onnxruntime and a model, before search (bench_brain)
 
 
+#: the on/off A/B switches ("0" turns the part off; unset or "1" leaves it on)
+FLAGS = ("PYGOMOKU_VCT", "PYGOMOKU_VCT_FILTER", "PYGOMOKU_VCT_REPLAY", "PYGOMOKU_VCT_HINTS",
+         "PYGOMOKU_RESTRICT_REUSE", "PYGOMOKU_THREE_REPLIES", "PYGOMOKU_TIME_MANAGE", "PYGOMOKU_WORKER")
+#: the A/B switches with values (:func:`check_switches`)
+VALUED = ("PYGOMOKU_MCTS", "PYGOMOKU_THREAT", "PYGOMOKU_DEFENCE_LEVELS")
+
+
 def check_switches() -> None:
-    """Parse the player's A/B switches in the environment (``PYGOMOKU_MCTS``, ``PYGOMOKU_THREAT``,
-    ``PYGOMOKU_DEFENCE_LEVELS``) as :class:`Player` will; raises :class:`checks.ConfigError` naming
-    the first malformed one. For front ends that refuse a typo before any command (a player made
-    later inside the brain would fail on every move and the brain fall back to its static move)."""
+    """Parse the player's A/B switches in the environment (:data:`VALUED` and the on/off
+    :data:`FLAGS`, which take "0" or "1") as :class:`Player` will; raises :class:`checks.ConfigError`
+    naming the first malformed one. For front ends that refuse a typo before any command (a player
+    made later inside the brain would fail on every move and the brain fall back to its static move;
+    a flag such as ``PYGOMOKU_VCT=off`` would silently leave the part on)."""
+    for name in FLAGS:
+        if os.environ.get(name, "").strip() not in ("", "0", "1"):
+            raise checks.ConfigError(f"{name}={os.environ[name]!r}: expected 0 (off) or 1 (on)")
     with_overrides(MCTSConfig(), os.environ.get("PYGOMOKU_MCTS", ""))
     _threat_search(os.environ.get("PYGOMOKU_THREAT", ""))
     _defence_levels(os.environ.get("PYGOMOKU_DEFENCE_LEVELS", ""))

@@ -837,18 +837,31 @@ def test_engine_model_option(engine, tmp_path):
 @pytest.mark.parametrize("var, value, named", [
     ("PYGOMOKU_MCTS", "c_puct=abc", "c_puct"), ("PYGOMOKU_MCTS", "cpuct=1.2", "cpuct"),
     ("PYGOMOKU_MCTS", "c_puct=-1", "c_puct"), ("PYGOMOKU_NET_BACKEND", "int8", "PYGOMOKU_NET_BACKEND"),
-    ("PYGOMOKU_THREAT", "5", "PYGOMOKU_THREAT"), ("PYGOMOKU_DEFENCE_LEVELS", "3,3000,0.3", "PYGOMOKU_DEFENCE_LEVELS")])
+    ("PYGOMOKU_THREAT", "5", "PYGOMOKU_THREAT"), ("PYGOMOKU_DEFENCE_LEVELS", "3,3000,0.3", "PYGOMOKU_DEFENCE_LEVELS"),
+    ("PYGOMOKU_VCT", "off", "PYGOMOKU_VCT"), ("PYGOMOKU_WORKER", "false", "PYGOMOKU_WORKER")])
 def test_engine_refuses_a_bad_search_override(tmp_path, var, value, named):
     """``PYGOMOKU_MCTS`` (the A/B switch of search parameters) with an unknown field, a value of the wrong
     type or out of range, a malformed ``PYGOMOKU_THREAT`` or ``PYGOMOKU_DEFENCE_LEVELS`` (the root's
-    tactics), or an unknown ``PYGOMOKU_NET_BACKEND``: reported on stderr naming it, exit status 2, before
-    any command is read (inside the brain the player would fail on every move)."""
+    tactics), an on/off switch that is neither 0 nor 1, or an unknown ``PYGOMOKU_NET_BACKEND``: reported on
+    stderr naming it, exit status 2, before any command is read (inside the brain the player would fail on
+    every move, or a misspelt "off" leave the part on)."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
     env[var] = value
     r = subprocess.run([*(ENGINE_CMD or [sys.executable, str(ROOT_ENGINE)])], input=b"START 15\n",
                        capture_output=True, timeout=60, cwd=str(tmp_path), env=env)
     assert r.returncode == 2 and r.stdout == b""
     assert named in r.stderr.decode()
+
+
+def test_the_engine_checks_every_player_switch_at_start():
+    """engine.SWITCHES (what makes the engine check the switches before importing the player) names
+    every switch that gomoku_ai.player.check_switches parses, so that none is left to fail later."""
+    import ast
+    from gomoku_ai import player
+    tree = ast.parse(open(ROOT_ENGINE, encoding="utf-8").read())   # not imported: it sets os.environ
+    switches = [ast.literal_eval(node.value) for node in tree.body if isinstance(node, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == "SWITCHES" for t in node.targets)]
+    assert len(switches) == 1 and set(switches[0]) == set(player.VALUED) | set(player.FLAGS)
 
 
 ROOT_ENGINE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "engine.py")
