@@ -43,10 +43,9 @@ from gomoku_ai import movegen  # noqa: E402
 from gomoku_ai.board import Board  # noqa: E402
 from gomoku_ai.fileio import atomic_write_text  # noqa: E402
 from gomoku_ai.player import Player  # noqa: E402
-from gomoku_ai.vct import safe_moves  # noqa: E402
 from gomoku_ai.rules import Rule  # noqa: E402
 from gomoku_ai.shipped import load_player  # noqa: E402
-from gomoku_ai.vct import vct_search  # noqa: E402
+from gomoku_ai.vct import safe_moves, vct_search  # noqa: E402
 
 ANNOUNCED = re.compile(r"VC[FT] success|val=100000\b|eval:100000\b|Eval? \+M\d+")
 DEPTHS = (5, 6, 8)
