@@ -57,7 +57,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple
 
-from . import movegen
+from . import movegen, native
 from .board import Board
 from .rules import BLACK, EMPTY, WALL, WHITE, Rule, opponent
 
@@ -888,9 +888,20 @@ def vcf_search(board: Board, max_depth: int = 40, node_limit: int = 20000,
     t0 = time.perf_counter()
     if board.winner is not None:
         return VCFResult(None, complete=True)
-    res = _VCF(board, node_limit, deadline).run(max_depth)
+    if native.serves(board):
+        res = _native_vcf(board, node_limit, deadline, max_depth)
+    else:
+        res = _VCF(board, node_limit, deadline).run(max_depth)
     res.elapsed_s = time.perf_counter() - t0
     return res
+
+
+def _native_vcf(board: Board, node_limit: int, deadline: Optional[float],
+                max_depth: int, tt: Optional[Dict[int, int]] = None) -> VCFResult:
+    """The C prover (:mod:`gomoku_ai.native`), as a :class:`VCFResult`; ``tt`` as in
+    :func:`_vcf_in` (the C table that goes with it: :func:`gomoku_ai.native.table_for`)."""
+    r = native.vcf(board, node_limit, max_depth, deadline, native.table_for(tt))
+    return VCFResult(r.line, nodes=r.nodes, complete=r.complete, aborted=r.aborted, depth=r.depth)
 
 
 def _vcf_in(ctx: _Ctx, node_limit: int, deadline: Optional[float],
@@ -908,7 +919,10 @@ def _vcf_in(ctx: _Ctx, node_limit: int, deadline: Optional[float],
     t0 = time.perf_counter()
     if ctx.board.winner is not None:
         return VCFResult(None, complete=True)
-    res = _VCF(ctx.board, node_limit, deadline, ctx, tt).run(max_depth)
+    if native.serves(ctx.board):
+        res = _native_vcf(ctx.board, node_limit, deadline, max_depth, tt)
+    else:
+        res = _VCF(ctx.board, node_limit, deadline, ctx, tt).run(max_depth)
     res.elapsed_s = time.perf_counter() - t0
     return res
 

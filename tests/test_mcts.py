@@ -669,8 +669,11 @@ def test_leaf_vcf_table_is_shared_and_changes_no_answer() -> None:
 
 
 def test_leaf_vcf_table_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The leaf VCF table is dropped once it holds over LEAF_VCF_TT_MAX entries, within a search."""
+    """The leaf VCF table is dropped once it holds over LEAF_VCF_TT_MAX entries, within a search.
+    (The Python prover's dictionary; the C prover's table is a fixed array, gomoku_ai.native.)"""
     import gomoku_ai.mcts as mcts_mod
+    from gomoku_ai import native
+    monkeypatch.setattr(native, "ENABLED", False)
     b = _game_positions(3)[2]
     m = MCTS(HeuristicEvaluator(), MCTSConfig())
     m.search(b, visits=300)

@@ -15,11 +15,24 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import pytest
 
+from gomoku_ai import native
 from gomoku_ai import tactics as T
 from gomoku_ai.board import Board
 from gomoku_ai.rules import BLACK, EMPTY, WHITE, Rule
 
 F, S, R, C = Rule.FREESTYLE, Rule.STANDARD, Rule.RENJU, Rule.CARO
+
+
+@pytest.fixture(autouse=True, params=["c", "python"])
+def prover(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test here runs with each VCF prover for freestyle and standard boards: the C one
+    (:mod:`gomoku_ai.native`; ``tests/test_native.py`` fails where a compiler exists but it is not
+    built) and the pure-Python one. Renju and caro boards use the Python prover in both runs."""
+    if request.param == "c" and not native.available():
+        pytest.skip(f"the C prover is not running: {native.status()}")
+    if request.param == "python":
+        monkeypatch.setattr(native, "ENABLED", False)
+    return str(request.param)
 
 
 # ------------------------------------------------------------------------------------ helpers

@@ -1,0 +1,345 @@
+/* The VCF prover of gomoku_ai.tactics in C, for FREESTYLE and STANDARD (exact five).
+ *
+ * A CPython extension (gomoku_ai._vcf) with one function, search(); see gomoku_ai/native.py, which
+ * is the only caller and documents the arguments. It is the same algorithm as tactics._VCF:
+ * iterative deepening on the number of attacker fours; at each attacker node the defender's
+ * five-points D (two or more: no VCF; one: the attacker must take it, with a four); candidates from
+ * a stack of four-windows (the root's, plus those each attacker stone of the line opens), tried
+ * newest first; a four with two or more five-points wins; with one, the defender's only reply is
+ * that five-point and the search goes on with the reply's own five-points as the next D. A
+ * transposition table stores "no VCF within d fours" (or within any number) per position and
+ * attacker. It is one array for the process, but every entry carries the number of the caller's
+ * table (gomoku_ai.native.table_for): a search sees only its own table's entries, so its answer
+ * never depends on unrelated searches made before it (entries of other tables are overwritten).
+ *
+ * The board is the padded buffer of gomoku_ai.board.Board: cell (x, y) at (y + 1) * p + x with
+ * p = width + 1; EMPTY 0, BLACK 1, WHITE 2, WALL 3, and a WALL column, a WALL row above and one
+ * below, so that every walk along a line stops at a WALL before it leaves the buffer.
+ *
+ * Renju and caro stay in Python (tactics._VCF): their forbidden points and blocked fives are
+ * not modelled here.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#define EMPTY 0
+#define WALL 3
+#define MAX_CELLS 1200           /* (32 + 2) * 33 + 1 = 1123, plus 2 x 34 WALL cells around */
+#define MAX_LINE 128             /* 2 * max_depth + 3 moves at max_depth 62 */
+#define INF_DEPTH 0x3fffffff
+#define TT_BITS 19               /* 2^19 entries x 16 bytes = 8 MB */
+#define TT_SIZE (1u << TT_BITS)
+
+typedef struct { uint64_t key; int32_t depth; uint32_t table; } TTEntry;
+
+static TTEntry *tt = NULL;
+static uint64_t zob[MAX_CELLS][4];
+
+typedef struct {
+    unsigned char cell[MAX_CELLS];
+    int w, h, p, n, exact, att, dfn, size, off;
+    int dirs[4];
+    uint64_t hash;
+    uint32_t table;              /* the caller's table number: other numbers' entries are empty */
+    long long nodes, node_limit, cut;
+    double deadline;             /* CLOCK_MONOTONIC seconds; <= 0: none */
+    int aborted;
+    int *cands;                  /* stack of candidate squares (padded indices) */
+    int ncands, capc;
+    unsigned *tried;             /* tried[pi] == stamp: tried at the node of that stamp (a deeper
+                                  * node may re-mark a square; it is then tried again here, which
+                                  * costs a TT probe, never a wrong answer) */
+    unsigned stamp;
+    int line[MAX_LINE];
+} Search;
+
+static uint64_t splitmix(uint64_t *s) {
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Does a c stone on the empty pi make a winning row along direction step? */
+static int five_dir(const Search *s, int pi, int c, int step) {
+    const unsigned char *b = s->cell;
+    int len = 1, q = pi - step;
+    while (b[q] == c) { len++; q -= step; }
+    q = pi + step;
+    while (b[q] == c) { len++; q += step; }
+    return s->exact ? len == s->n : len >= s->n;
+}
+
+static int makes_five(const Search *s, int pi, int c) {
+    for (int d = 0; d < 4; d++)
+        if (five_dir(s, pi, c, s->dirs[d])) return 1;
+    return 0;
+}
+
+/* Five-points of c made by its stone on m (already placed): along each line through m, the first
+ * empty square on either side whose filling makes a winning row along that line (a row through
+ * such a square and m holds no other empty square). Writes up to 8 points; returns how many. */
+static int fives_through(const Search *s, int m, int c, int *out) {
+    const unsigned char *b = s->cell;
+    int k = 0;
+    for (int d = 0; d < 4; d++) {
+        int step = s->dirs[d];
+        for (int sgn = -1; sgn <= 1; sgn += 2) {
+            int q = m + sgn * step;
+            while (b[q] == c) q += sgn * step;
+            if (b[q] == EMPTY && five_dir(s, q, c, step)) {
+                int dup = 0;
+                for (int i = 0; i < k; i++) if (out[i] == q) dup = 1;
+                if (!dup) out[k++] = q;
+            }
+        }
+    }
+    return k;
+}
+
+static int push_cand(Search *s, int q) {
+    if (s->ncands >= s->capc) {
+        int cap = s->capc * 2;
+        int *nc = (int *)realloc(s->cands, sizeof(int) * (size_t)cap);
+        if (!nc) return -1;
+        s->cands = nc;
+        s->capc = cap;
+    }
+    s->cands[s->ncands++] = q;
+    return 0;
+}
+
+/* The empty squares of the n-window starting at a (along step) if it holds exactly n - 2 stones
+ * of c and nothing else but empty squares. */
+static int window_four(Search *s, int a, int step, int c) {
+    const unsigned char *b = s->cell;
+    int e[2], ne = 0, own = 0;
+    for (int i = 0; i < s->n; i++) {
+        int v = b[a + i * step];
+        if (v == c) own++;
+        else if (v == EMPTY) { if (ne < 2) e[ne] = a + i * step; ne++; }
+        else return 0;
+    }
+    if (own != s->n - 2 || ne != 2) return 0;
+    if (push_cand(s, e[0]) || push_cand(s, e[1])) return -1;
+    return 0;
+}
+
+/* Windows through m (a c stone) along each direction. */
+static int windows_through(Search *s, int m, int c) {
+    const unsigned char *b = s->cell;
+    for (int d = 0; d < 4; d++) {
+        int step = s->dirs[d];
+        /* the farthest start towards -step that stays on the board (at most n - 1 back) */
+        int back = 0;
+        while (back < s->n - 1 && b[m - (back + 1) * step] != WALL) back++;
+        for (int k = back; k >= 0; k--) {
+            int a = m - k * step;
+            /* the window a .. a + (n-1) step must stay on the board */
+            int ok = 1;
+            for (int i = 0; i < s->n; i++) if (b[a + i * step] == WALL) { ok = 0; break; }
+            if (!ok) break;
+            if (window_four(s, a, step, c)) return -1;
+        }
+    }
+    return 0;
+}
+
+static void place(Search *s, int pi, int c) { s->cell[pi] = (unsigned char)c; s->hash ^= zob[pi][c]; }
+static void clear_cell(Search *s, int pi, int c) { s->cell[pi] = EMPTY; s->hash ^= zob[pi][c]; }
+
+/* Attacker to move, no five-point of its own; D: the defender's five-points (nd of them). Returns
+ * the length of a winning line written at line[ply..], 0 for none, -1 when aborted. */
+static int attack(Search *s, int depth, int nd, const int *D, int ply) {
+    s->nodes++;
+    if (s->nodes >= s->node_limit) { s->aborted = 1; return -1; }
+    if (s->deadline > 0 && !(s->nodes & 63) && now_s() > s->deadline) { s->aborted = 1; return -1; }
+    uint64_t h = s->hash;
+    TTEntry *e = &tt[h & (TT_SIZE - 1)];
+    int hit = e->key == h && e->table == s->table;
+    int known = hit ? e->depth : -1;
+    if (known >= depth) {
+        if (known < INF_DEPTH) s->cut++;
+        return 0;
+    }
+    if (nd >= 2) {
+        e->key = h; e->depth = INF_DEPTH; e->table = s->table;
+        return 0;
+    }
+    if (ply + 3 > MAX_LINE) { s->cut++; return 0; }
+    long long cut0 = s->cut;
+    unsigned stamp = ++s->stamp;
+    int att = s->att, dfn = s->dfn;
+    int top = nd ? 1 : s->ncands;
+    for (int idx = top - 1; idx >= 0; idx--) {
+        int m = nd ? D[0] : s->cands[idx];
+        if (s->cell[m] != EMPTY || s->tried[m] == stamp) continue;
+        s->tried[m] = stamp;
+        int F[8];
+        place(s, m, att);
+        int nf = fives_through(s, m, att, F);
+        if (nf == 0) { clear_cell(s, m, att); continue; }
+        if (nf >= 2) {
+            s->line[ply] = m; s->line[ply + 1] = F[0]; s->line[ply + 2] = F[1];
+            clear_cell(s, m, att);
+            return 3;
+        }
+        if (depth == 1) { s->cut++; clear_cell(s, m, att); continue; }
+        int n0 = s->ncands;
+        if (windows_through(s, m, att)) { s->ncands = n0; clear_cell(s, m, att); s->aborted = 1; return -1; }
+        int r = F[0];
+        place(s, r, dfn);
+        int Dn[8];
+        int ndn = fives_through(s, r, dfn, Dn);
+        int sub = attack(s, depth - 1, ndn, Dn, ply + 2);
+        clear_cell(s, r, dfn);
+        s->ncands = n0;
+        clear_cell(s, m, att);
+        if (sub < 0) return -1;
+        if (sub > 0) {
+            s->line[ply] = m; s->line[ply + 1] = r;
+            return sub + 2;
+        }
+    }
+    int val = s->cut != cut0 ? depth : INF_DEPTH;
+    if (e->key != h || e->table != s->table || val > e->depth) {
+        e->key = h; e->depth = val; e->table = s->table;
+    }
+    return 0;
+}
+
+static int to_flat(const Search *s, int q) { int pi = q - s->off; return (pi / s->p - 1) * s->w + pi % s->p; }
+
+/* search(buf, width, height, n, exact, attacker, node_limit, max_depth, budget_s, salt, table)
+ *   -> (line tuple of flat moves or None, nodes, depth, complete, aborted) */
+static PyObject *vcf_search(PyObject *self, PyObject *args) {
+    Py_buffer buf;
+    int w, h, n, exact, att, max_depth;
+    long long node_limit;
+    double budget;
+    unsigned long long salt;
+    unsigned int table;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*iiiiiLidKI", &buf, &w, &h, &n, &exact, &att, &node_limit,
+                          &max_depth, &budget, &salt, &table))
+        return NULL;
+    int p = w + 1;
+    Py_ssize_t need = (Py_ssize_t)(h + 2) * p + 1;
+    if (w < 5 || h < 5 || w > 32 || h > 32 || n < 3 || n > 8 || (att != 1 && att != 2)
+        || buf.len != need || max_depth < 1) {
+        PyBuffer_Release(&buf);
+        PyErr_SetString(PyExc_ValueError, "_vcf.search: bad board geometry or arguments");
+        return NULL;
+    }
+    if (!tt) {
+        tt = (TTEntry *)calloc(TT_SIZE, sizeof(TTEntry));
+        if (!tt) { PyBuffer_Release(&buf); return PyErr_NoMemory(); }
+        uint64_t seed = 0x5EED60C0FFEEull;
+        for (int i = 0; i < MAX_CELLS; i++)
+            for (int c = 0; c < 4; c++) zob[i][c] = splitmix(&seed);
+    }
+    Search *s = (Search *)calloc(1, sizeof(Search));
+    if (!s) { PyBuffer_Release(&buf); return PyErr_NoMemory(); }
+    /* the board's buffer shifted by off = p + 1 WALL cells: a step off the board's first row or
+     * last row lands on a WALL here too (Python reads index -1 of its buffer for one of them) */
+    int off = p + 1;
+    memset(s->cell, WALL, sizeof(s->cell));
+    memcpy(s->cell + off, buf.buf, (size_t)need);
+    PyBuffer_Release(&buf);
+    s->off = off;
+    s->w = w; s->h = h; s->p = p; s->n = n; s->exact = exact; s->att = att; s->dfn = 3 - att;
+    s->size = (int)need + 2 * off;
+    s->dirs[0] = 1; s->dirs[1] = p; s->dirs[2] = p + 1; s->dirs[3] = p - 1;
+    s->node_limit = node_limit;
+    s->table = table;
+    s->deadline = budget > 0 ? now_s() + budget : 0;
+    s->capc = 4096;
+    s->cands = (int *)malloc(sizeof(int) * (size_t)s->capc);
+    s->tried = (unsigned *)calloc(MAX_CELLS, sizeof(unsigned));
+    if (!s->cands || !s->tried) {
+        free(s->cands); free(s->tried); free(s);
+        return PyErr_NoMemory();
+    }
+    /* the position's key: salt (rule, size, attacker) and every stone and wall on the board */
+    uint64_t hs = salt * 0x9E3779B97F4A7C15ull + (uint64_t)att;
+    s->hash = splitmix(&hs);
+    for (int pi = 0; pi < s->size; pi++) {
+        int v = s->cell[pi];
+        if (v != EMPTY) s->hash ^= zob[pi][v];
+    }
+    int len = 0, depth = 0, complete = 0, failed = 0;
+    /* the attacker's own five-point wins at once; the defender's five-points form the root's D */
+    int D[2], nd = 0, own = -1;
+    for (int y = 1; y <= h && own < 0; y++)
+        for (int x = 0; x < w; x++) {
+            int pi = y * p + x + off;
+            if (s->cell[pi] != EMPTY) continue;
+            if (makes_five(s, pi, att)) { own = pi; break; }
+            if (nd < 2 && makes_five(s, pi, s->dfn)) D[nd++] = pi;
+        }
+    if (own >= 0) {
+        s->line[0] = own;
+        len = 1;
+    } else {
+        for (int y = 1; y <= h && !failed; y++)
+            for (int x = 0; x < w; x++) {
+                int pi = y * p + x + off;
+                for (int d = 0; d < 4; d++) {
+                    int step = s->dirs[d];
+                    int ok = 1;
+                    for (int i = 0; i < n; i++) if (s->cell[pi + i * step] == WALL) { ok = 0; break; }
+                    if (ok && window_four(s, pi, step, att)) { failed = 1; break; }
+                }
+                if (failed) break;
+            }
+        if (failed) {
+            free(s->cands); free(s->tried); free(s);
+            return PyErr_NoMemory();
+        }
+        for (depth = 1; depth <= max_depth; depth++) {
+            long long cut0 = s->cut;
+            int r = attack(s, depth, nd, D, 0);
+            if (r < 0) break;
+            if (r > 0) { len = r; break; }
+            if (s->cut == cut0) { complete = 1; break; }
+        }
+        if (depth > max_depth) depth = max_depth;
+    }
+    PyObject *line;
+    if (len > 0) {
+        line = PyList_New(len);
+        if (!line) { free(s->cands); free(s->tried); free(s); return NULL; }
+        for (int i = 0; i < len; i++) PyList_SET_ITEM(line, i, PyLong_FromLong(to_flat(s, s->line[i])));
+    } else {
+        line = Py_None;
+        Py_INCREF(line);
+    }
+    PyObject *res = Py_BuildValue("(NLiii)", line, s->nodes, depth, complete, s->aborted);
+    free(s->cands); free(s->tried); free(s);
+    return res;
+}
+
+static PyObject *vcf_clear(PyObject *self, PyObject *args) {
+    (void)self; (void)args;
+    if (tt) memset(tt, 0, sizeof(TTEntry) * TT_SIZE);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"search", vcf_search, METH_VARARGS, "VCF search (see gomoku_ai/native.py)."},
+    {"clear", vcf_clear, METH_NOARGS, "Empty the transposition table."},
+    {NULL, NULL, 0, NULL}
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_vcf", "The VCF prover in C.", -1, methods};
+
+PyMODINIT_FUNC PyInit__vcf(void) { return PyModule_Create(&module); }

@@ -1,0 +1,112 @@
+"""The optional C core: the VCF prover of :mod:`gomoku_ai.tactics` compiled (``gomoku_ai/_vcf.c``).
+
+``pip install -e .`` (``make``) builds it where a C compiler exists; without one the package installs
+all the same and :func:`gomoku_ai.tactics.vcf_search` runs its pure-Python prover. The two find the
+same lines for the same depths (``tests/test_native.py`` checks them against each other); the C one
+runs about two orders of magnitude more attacker nodes per second. It serves FREESTYLE and STANDARD
+boards; renju's forbidden points and caro's blocked fives stay with the Python prover.
+
+``PYGOMOKU_NATIVE=0`` in the environment turns it off (A/B matches, or to rule it out); read once,
+at import. :func:`status` says which prover runs and why.
+
+The C prover keeps its transposition tables in one array for the process (8 MB, allocated at the
+first search, entries overwritten on collision). Each entry carries a table number: a search without
+a caller's table gets a number of its own, and the searches that share a caller's ``tt`` dictionary
+(:func:`gomoku_ai.tactics._vcf_in`: a VCT's VCF searches, a tree's leaf searches) share its number
+(:func:`table_for`), as the Python prover shares the dictionary itself.
+"""
+from __future__ import annotations
+
+import itertools
+import os
+import time
+from typing import Dict, List, NamedTuple, Optional
+
+from .board import Board
+from .rules import Rule
+
+try:
+    from . import _vcf  # type: ignore[attr-defined]
+    _IMPORT_ERROR: Optional[str] = None
+except ImportError as exc:    # not built: no C compiler when the package was installed
+    _vcf = None
+    _IMPORT_ERROR = str(exc)
+
+#: the rules the C prover knows (renju and caro: Python)
+RULES = (Rule.FREESTYLE, Rule.STANDARD)
+
+ENABLED = _vcf is not None and os.environ.get("PYGOMOKU_NATIVE", "1") != "0"
+
+_SALT = {Rule.FREESTYLE: 1, Rule.STANDARD: 2}
+
+
+class NativeVCF(NamedTuple):
+    """What the C prover returned: ``line`` (flat moves, the format of
+    :func:`gomoku_ai.tactics.find_vcf`) or None, attacker ``nodes``, the last ``depth`` searched,
+    ``complete`` (no VCF of any length), ``aborted`` (node limit or deadline)."""
+
+    line: Optional[List[int]]
+    nodes: int
+    depth: int
+    complete: bool
+    aborted: bool
+
+
+def available() -> bool:
+    """True when the C prover is built and not turned off by ``PYGOMOKU_NATIVE=0``."""
+    return ENABLED
+
+
+def serves(board: Board) -> bool:
+    """True when :func:`vcf` can search ``board`` (C prover on, a rule it knows, n <= 8)."""
+    return ENABLED and board.rule in RULES and 3 <= board.n <= 8
+
+
+def status() -> str:
+    """One line for people: which VCF prover runs, and why."""
+    if _vcf is None:
+        return f"python (the C core is not built: {_IMPORT_ERROR})"
+    if not ENABLED:
+        return "python (PYGOMOKU_NATIVE=0)"
+    return "c (gomoku_ai._vcf, freestyle and standard; python for renju and caro)"
+
+
+_TABLES = itertools.count(1)
+_TABLE_KEY = -1     # Board.hash is never negative, so this key of a caller's dictionary is free
+
+
+def table_for(tt: Optional[Dict[int, int]]) -> int:
+    """The C table number of a caller's transposition dictionary (kept in it, under key -1), or a
+    new number when ``tt`` is None."""
+    if tt is None:
+        return next(_TABLES) & 0xFFFFFFFF
+    t = tt.get(_TABLE_KEY)
+    if t is None:
+        t = tt[_TABLE_KEY] = next(_TABLES) & 0xFFFFFFFF
+    return t
+
+
+def vcf(board: Board, node_limit: int, max_depth: int = 40,
+        deadline: Optional[float] = None, table: Optional[int] = None) -> NativeVCF:
+    """VCF search for the side to move of ``board`` (which :func:`serves`); ``deadline`` is an
+    absolute :func:`time.perf_counter` time, ``node_limit`` counts attacker nodes as the Python
+    prover does; ``table``: a number from :func:`table_for` to share a transposition table with
+    earlier searches (None: a fresh one). The board is not changed."""
+    assert _vcf is not None
+    budget = 0.0
+    if deadline is not None:
+        budget = deadline - time.perf_counter()
+        if budget <= 0:
+            return NativeVCF(None, 0, 0, False, True)
+    salt = (_SALT[board.rule] << 16) | (board.n << 12) | (board.width << 6) | board.height
+    line, nodes, depth, complete, aborted = _vcf.search(
+        board._buf, board.width, board.height, board.n, int(board.rule is Rule.STANDARD),
+        board.side_to_move, max(1, node_limit), max_depth, budget, salt,
+        table_for(None) if table is None else table)
+    return NativeVCF(line, nodes, depth, bool(complete), bool(aborted))
+
+
+def clear() -> None:
+    """Empty the C prover's transposition table (tests and benchmarks that need a cold start)."""
+    if _vcf is not None:
+        _vcf.clear()
