@@ -13,19 +13,19 @@ $(BIN)/python:
 	$(BIN)/pip install --quiet --upgrade pip
 
 # Playing needs numpy, onnxruntime, rich and prompt-toolkit only (never torch). pip also compiles
-# the optional C core (gomoku_ai/_vcf.c, setup.py) where a C compiler exists.
-$(PLAY_STAMP): setup.cfg setup.py pyproject.toml gomoku_ai/_vcf.c | $(BIN)/python
+# the optional C core (gomoku_ai/_native.c, setup.py) where a C compiler exists.
+$(PLAY_STAMP): setup.cfg setup.py pyproject.toml gomoku_ai/_native.c | $(BIN)/python
 	$(BIN)/pip install --quiet -e .
 	touch $@
 
 # The HTTP service and the browser board add FastAPI and uvicorn (the web extra).
-$(WEB_STAMP): setup.cfg setup.py pyproject.toml gomoku_ai/_vcf.c | $(BIN)/python
+$(WEB_STAMP): setup.cfg setup.py pyproject.toml gomoku_ai/_native.c | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[web]'
 	touch $@ $(PLAY_STAMP)
 
 # The test suite also covers training, the Ray backend and the web service, so it installs the
 # dev (pytest, mypy, playwright), train (torch==2.13.0), distributed (ray) and web extras.
-$(TEST_STAMP): setup.cfg setup.py pyproject.toml gomoku_ai/_vcf.c | $(BIN)/python
+$(TEST_STAMP): setup.cfg setup.py pyproject.toml gomoku_ai/_native.c | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[dev,train,distributed,web]'
 	touch $@ $(PLAY_STAMP) $(WEB_STAMP)
 

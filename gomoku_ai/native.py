@@ -1,10 +1,15 @@
-"""The optional C core: the VCF prover of :mod:`gomoku_ai.tactics` compiled (``gomoku_ai/_vcf.c``).
+"""The optional C core (``gomoku_ai/_native.c``): the VCF prover of :mod:`gomoku_ai.tactics` and its
+whole-board window scans, compiled.
 
 ``pip install -e .`` (``make``) builds it where a C compiler exists; without one the package installs
 all the same and :func:`gomoku_ai.tactics.vcf_search` runs its pure-Python prover. The two find the
 same lines for the same depths (``tests/test_native.py`` checks them against each other); the C one
 runs about two orders of magnitude more attacker nodes per second. It serves FREESTYLE and STANDARD
 boards; renju's forbidden points and caro's blocked fives stay with the Python prover.
+
+The window scans (:func:`window_scans`, which every VCF, VCT and tree node's threat check starts
+from) give exactly the Python lists, in the same order, for every rule, so the searches that use them
+are unchanged move for move.
 
 ``PYGOMOKU_NATIVE=0`` in the environment turns it off (A/B matches, or to rule it out); read once,
 at import. :func:`status` says which prover runs and why.
@@ -20,22 +25,22 @@ from __future__ import annotations
 import itertools
 import os
 import time
-from typing import Dict, List, NamedTuple, Optional
+from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from .board import Board
 from .rules import Rule
 
 try:
-    from . import _vcf  # type: ignore[attr-defined]
+    from . import _native as _c  # type: ignore[attr-defined]
     _IMPORT_ERROR: Optional[str] = None
 except ImportError as exc:    # not built: no C compiler when the package was installed
-    _vcf = None
+    _c = None
     _IMPORT_ERROR = str(exc)
 
 #: the rules the C prover knows (renju and caro: Python)
 RULES = (Rule.FREESTYLE, Rule.STANDARD)
 
-ENABLED = _vcf is not None and os.environ.get("PYGOMOKU_NATIVE", "1") != "0"
+ENABLED = _c is not None and os.environ.get("PYGOMOKU_NATIVE", "1") != "0"
 
 _SALT = {Rule.FREESTYLE: 1, Rule.STANDARD: 2}
 
@@ -64,11 +69,11 @@ def serves(board: Board) -> bool:
 
 def status() -> str:
     """One line for people: which VCF prover runs, and why."""
-    if _vcf is None:
+    if _c is None:
         return f"python (the C core is not built: {_IMPORT_ERROR})"
     if not ENABLED:
         return "python (PYGOMOKU_NATIVE=0)"
-    return "c (gomoku_ai._vcf, freestyle and standard; python for renju and caro)"
+    return "c (gomoku_ai._native, freestyle and standard; python for renju and caro)"
 
 
 _TABLES = itertools.count(1)
@@ -92,14 +97,14 @@ def vcf(board: Board, node_limit: int, max_depth: int = 40,
     absolute :func:`time.perf_counter` time, ``node_limit`` counts attacker nodes as the Python
     prover does; ``table``: a number from :func:`table_for` to share a transposition table with
     earlier searches (None: a fresh one). The board is not changed."""
-    assert _vcf is not None
+    assert _c is not None
     budget = 0.0
     if deadline is not None:
         budget = deadline - time.perf_counter()
         if budget <= 0:
             return NativeVCF(None, 0, 0, False, True)
     salt = (_SALT[board.rule] << 16) | (board.n << 12) | (board.width << 6) | board.height
-    line, nodes, depth, complete, aborted = _vcf.search(
+    line, nodes, depth, complete, aborted = _c.search(
         board._buf, board.width, board.height, board.n, int(board.rule is Rule.STANDARD),
         board.side_to_move, max(1, node_limit), max_depth, budget, salt,
         table_for(None) if table is None else table)
@@ -108,5 +113,13 @@ def vcf(board: Board, node_limit: int, max_depth: int = 40,
 
 def clear() -> None:
     """Empty the C prover's transposition table (tests and benchmarks that need a cold start)."""
-    if _vcf is not None:
-        _vcf.clear()
+    if _c is not None:
+        _c.clear()
+
+
+def window_scans(board: Board, wants: Tuple[Tuple[int, int], ...]) -> List[List[Tuple[int, int]]]:
+    """:func:`gomoku_ai.tactics._window_scans` of ``board`` in C (same lists, same order): for each
+    (colour, need) of ``wants`` (at most 8), the (square, direction) of the empty squares of every
+    n-window holding exactly ``need`` stones of the colour and empty squares otherwise."""
+    assert _c is not None
+    return _c.window_scans(board._buf, board.width, board.height, board.n, wants)

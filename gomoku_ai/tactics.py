@@ -427,7 +427,10 @@ def _window_scans(ctx: _Ctx, wants: Tuple[Tuple[int, int], ...]
     answers, already as (square, direction) pairs, are looked up by the line's number and cells
     in :data:`_LINE_SQUARES`, so a line is scanned window by window (:func:`_line_squares`) only
     the first time its contents are seen at that place. A square appears once per direction, and
-    two lines never share a (square, direction), so no set is needed."""
+    two lines never share a (square, direction), so no set is needed. With the C core
+    (:func:`gomoku_ai.native.window_scans`) the same lists come from C."""
+    if native.ENABLED:
+        return native.window_scans(ctx.board, wants)
     geo = ctx.geo
     n = ctx.n
     tkey = (wants, geo.w, geo.h, n)

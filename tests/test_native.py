@@ -1,4 +1,4 @@
-"""The C VCF prover (gomoku_ai._vcf through gomoku_ai.native) against the pure-Python one.
+"""The C VCF prover (gomoku_ai._native through gomoku_ai.native) against the pure-Python one.
 
 Both are run on the VCT and blunder position sets of ``benchmarks/data`` and on positions of random
 games (freestyle and standard, 9x9 to 20x20, each side to move). Where both finish, they must agree on
@@ -32,7 +32,7 @@ def test_the_c_prover_is_built_where_a_compiler_exists() -> None:
     """``pip install -e .`` (make) builds it when it can; a missing build must not pass unnoticed."""
     if shutil.which("cc") is None and shutil.which("gcc") is None:
         pytest.skip("no C compiler on this machine: the Python prover runs")
-    assert native._vcf is not None, native.status()
+    assert native._c is not None, native.status()
     if os.environ.get("PYGOMOKU_NATIVE", "1") != "0":
         assert native.available() and native.status().startswith("c ")
 
@@ -125,9 +125,9 @@ def test_renju_and_caro_stay_with_the_python_prover() -> None:
 
 @needs_c
 def test_bad_arguments_are_refused() -> None:
-    assert native._vcf is not None
+    assert native._c is not None
     with pytest.raises(ValueError, match="bad board geometry"):
-        native._vcf.search(b"\x03" * 10, 15, 15, 5, 0, 1, 100, 40, 0.0, 0, 1)
+        native._c.search(b"\x03" * 10, 15, 15, 5, 0, 1, 100, 40, 0.0, 0, 1)
 
 
 def test_the_switch_turns_it_off() -> None:
@@ -135,3 +135,27 @@ def test_the_switch_turns_it_off() -> None:
     out = subprocess.run([sys.executable, "-c", "import gomoku_ai.native as n; print(n.status())"],
                          env=env, capture_output=True, text=True, check=True, cwd=ROOT).stdout
     assert out.startswith("python (")
+
+
+@needs_c
+@pytest.mark.parametrize("rule", list(Rule))
+def test_c_window_scans_are_the_python_lists(rule: Rule, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Same lists in the same order (the searches built on them are unchanged move for move), on
+    random boards with stones of both colours and walls, for several sizes and winning lengths."""
+    rng = random.Random(list(Rule).index(rule) + 11)
+    scans = 0
+    for w, h, n in ((15, 15, 5), (20, 20, 5), (7, 9, 5), (32, 32, 5), (10, 6, 4), (5, 5, 5), (12, 12, 6)):
+        for _ in range(8):
+            b = Board(w, h, rule=rule, n=n)
+            for _ in range(rng.randrange(0, w * h // 2)):
+                m = rng.randrange(w * h)
+                if b.is_empty(m):
+                    b.put_wall(m) if rng.random() < 0.03 else b.push_quiet(m)
+            ctx = T._Ctx(b)
+            for wants in (ctx._wants, ((1, 3),), ((2, 2), (1, 4), (2, n - 1))):
+                monkeypatch.setattr(native, "ENABLED", False)
+                py = T._window_scans(ctx, wants)
+                monkeypatch.setattr(native, "ENABLED", True)
+                assert T._window_scans(ctx, wants) == py
+                scans += 1
+    assert scans == 7 * 8 * 3

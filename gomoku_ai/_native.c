@@ -1,6 +1,6 @@
 /* The VCF prover of gomoku_ai.tactics in C, for FREESTYLE and STANDARD (exact five).
  *
- * A CPython extension (gomoku_ai._vcf) with one function, search(); see gomoku_ai/native.py, which
+ * A CPython extension (gomoku_ai._native) with one function, search(); see gomoku_ai/native.py, which
  * is the only caller and documents the arguments. It is the same algorithm as tactics._VCF:
  * iterative deepening on the number of attacker fours; at each attacker node the defender's
  * five-points D (two or more: no VCF; one: the attacker must take it, with a four); candidates from
@@ -217,6 +217,62 @@ static int attack(Search *s, int depth, int nd, const int *D, int ply) {
     return 0;
 }
 
+/* One pass over every n-window of the board (line by line, as tactics._Geo.lines orders them):
+ * the attacker's five-point with the smallest index (own), the defender's five-points (D, at most
+ * two are kept: two already refute every VCF), and the root's four candidates, the empty squares
+ * of the windows holding n - 2 attacker stones and nothing else (each once per line). Returns -1
+ * when the candidate stack cannot grow. */
+static int root_scan(Search *s, int *own, int *D, int *nd) {
+    static const int DX[4] = {1, 0, 1, -1}, DY[4] = {0, 1, 1, 1};
+    const unsigned char *b = s->cell;
+    int n = s->n, w = s->w, h = s->h, att = s->att, dfn = s->dfn;
+    int q[32];
+    for (int d = 0; d < 4; d++) {
+        for (int y = 0; y < h; y++) {
+            for (int x = 0; x < w; x++) {
+                int px = x - DX[d], py = y - DY[d];
+                if (0 <= px && px < w && 0 <= py && py < h) continue;   /* not a line's start */
+                int L = 0;
+                while (L < 32) {
+                    int xx = x + L * DX[d], yy = y + L * DY[d];
+                    if (xx < 0 || xx >= w || yy >= h) break;
+                    q[L++] = (yy + 1) * s->p + xx + s->off;
+                }
+                if (L < n) continue;
+                int ca = 0, cd = 0, ce = 0;       /* attacker, defender, empty in the window */
+                unsigned seen = 0;
+                for (int k = 0; k < L; k++) {
+                    int v = b[q[k]];
+                    ca += v == att; cd += v == dfn; ce += v == EMPTY;
+                    if (k >= n) {
+                        int u = b[q[k - n]];
+                        ca -= u == att; cd -= u == dfn; ce -= u == EMPTY;
+                    }
+                    if (k < n - 1) continue;
+                    int st = k - n + 1;
+                    if (ce == 1 && (ca == n - 1 || cd == n - 1)) {
+                        int e = -1;
+                        for (int i = st; i <= k; i++) if (b[q[i]] == EMPTY) e = q[i];
+                        if (ca == n - 1) {
+                            if ((*own < 0 || e < *own) && makes_five(s, e, att)) *own = e;
+                        } else if (*nd < 2 && makes_five(s, e, dfn)
+                                   && !(*nd == 1 && D[0] == e)) {
+                            D[(*nd)++] = e;
+                        }
+                    } else if (ce == 2 && ca == n - 2) {
+                        for (int i = st; i <= k; i++) {
+                            if (b[q[i]] != EMPTY || (seen >> i) & 1u) continue;
+                            seen |= 1u << i;
+                            if (push_cand(s, q[i])) return -1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    return 0;
+}
+
 static int to_flat(const Search *s, int q) { int pi = q - s->off; return (pi / s->p - 1) * s->w + pi % s->p; }
 
 /* search(buf, width, height, n, exact, attacker, node_limit, max_depth, budget_s, salt, table)
@@ -237,7 +293,7 @@ static PyObject *vcf_search(PyObject *self, PyObject *args) {
     if (w < 5 || h < 5 || w > 32 || h > 32 || n < 3 || n > 8 || (att != 1 && att != 2)
         || buf.len != need || max_depth < 1) {
         PyBuffer_Release(&buf);
-        PyErr_SetString(PyExc_ValueError, "_vcf.search: bad board geometry or arguments");
+        PyErr_SetString(PyExc_ValueError, "_native.search: bad board geometry or arguments");
         return NULL;
     }
     if (!tt) {
@@ -247,8 +303,19 @@ static PyObject *vcf_search(PyObject *self, PyObject *args) {
         for (int i = 0; i < MAX_CELLS; i++)
             for (int c = 0; c < 4; c++) zob[i][c] = splitmix(&seed);
     }
-    Search *s = (Search *)calloc(1, sizeof(Search));
-    if (!s) { PyBuffer_Release(&buf); return PyErr_NoMemory(); }
+    /* one search at a time: the GIL is held throughout, so the state and its buffers are static */
+    static Search S;
+    static int *cands = NULL;
+    static int capc = 0;
+    static unsigned tried[MAX_CELLS];
+    static unsigned stamp = 0;
+    Search *s = &S;
+    if (!cands) {
+        cands = (int *)malloc(sizeof(int) * 4096);
+        if (!cands) { PyBuffer_Release(&buf); return PyErr_NoMemory(); }
+        capc = 4096;
+    }
+    if (stamp > 0xF0000000u) { memset(tried, 0, sizeof(tried)); stamp = 0; }
     /* the board's buffer shifted by off = p + 1 WALL cells: a step off the board's first row or
      * last row lands on a WALL here too (Python reads index -1 of its buffer for one of them) */
     int off = p + 1;
@@ -259,16 +326,12 @@ static PyObject *vcf_search(PyObject *self, PyObject *args) {
     s->w = w; s->h = h; s->p = p; s->n = n; s->exact = exact; s->att = att; s->dfn = 3 - att;
     s->size = (int)need + 2 * off;
     s->dirs[0] = 1; s->dirs[1] = p; s->dirs[2] = p + 1; s->dirs[3] = p - 1;
+    s->nodes = 0; s->cut = 0; s->aborted = 0;
     s->node_limit = node_limit;
     s->table = table;
     s->deadline = budget > 0 ? now_s() + budget : 0;
-    s->capc = 4096;
-    s->cands = (int *)malloc(sizeof(int) * (size_t)s->capc);
-    s->tried = (unsigned *)calloc(MAX_CELLS, sizeof(unsigned));
-    if (!s->cands || !s->tried) {
-        free(s->cands); free(s->tried); free(s);
-        return PyErr_NoMemory();
-    }
+    s->cands = cands; s->capc = capc; s->ncands = 0;
+    s->tried = tried; s->stamp = stamp;
     /* the position's key: salt (rule, size, attacker) and every stone and wall on the board */
     uint64_t hs = salt * 0x9E3779B97F4A7C15ull + (uint64_t)att;
     s->hash = splitmix(&hs);
@@ -276,35 +339,13 @@ static PyObject *vcf_search(PyObject *self, PyObject *args) {
         int v = s->cell[pi];
         if (v != EMPTY) s->hash ^= zob[pi][v];
     }
-    int len = 0, depth = 0, complete = 0, failed = 0;
-    /* the attacker's own five-point wins at once; the defender's five-points form the root's D */
+    int len = 0, depth = 0, complete = 0;
     int D[2], nd = 0, own = -1;
-    for (int y = 1; y <= h && own < 0; y++)
-        for (int x = 0; x < w; x++) {
-            int pi = y * p + x + off;
-            if (s->cell[pi] != EMPTY) continue;
-            if (makes_five(s, pi, att)) { own = pi; break; }
-            if (nd < 2 && makes_five(s, pi, s->dfn)) D[nd++] = pi;
-        }
-    if (own >= 0) {
+    int rc = root_scan(s, &own, D, &nd);
+    if (rc == 0 && own >= 0) {
         s->line[0] = own;
         len = 1;
-    } else {
-        for (int y = 1; y <= h && !failed; y++)
-            for (int x = 0; x < w; x++) {
-                int pi = y * p + x + off;
-                for (int d = 0; d < 4; d++) {
-                    int step = s->dirs[d];
-                    int ok = 1;
-                    for (int i = 0; i < n; i++) if (s->cell[pi + i * step] == WALL) { ok = 0; break; }
-                    if (ok && window_four(s, pi, step, att)) { failed = 1; break; }
-                }
-                if (failed) break;
-            }
-        if (failed) {
-            free(s->cands); free(s->tried); free(s);
-            return PyErr_NoMemory();
-        }
+    } else if (rc == 0) {
         for (depth = 1; depth <= max_depth; depth++) {
             long long cut0 = s->cut;
             int r = attack(s, depth, nd, D, 0);
@@ -314,18 +355,104 @@ static PyObject *vcf_search(PyObject *self, PyObject *args) {
         }
         if (depth > max_depth) depth = max_depth;
     }
+    cands = s->cands; capc = s->capc; stamp = s->stamp;    /* (the stack may have grown) */
+    if (rc) return PyErr_NoMemory();
     PyObject *line;
     if (len > 0) {
         line = PyList_New(len);
-        if (!line) { free(s->cands); free(s->tried); free(s); return NULL; }
+        if (!line) return NULL;
         for (int i = 0; i < len; i++) PyList_SET_ITEM(line, i, PyLong_FromLong(to_flat(s, s->line[i])));
     } else {
         line = Py_None;
         Py_INCREF(line);
     }
-    PyObject *res = Py_BuildValue("(NLiii)", line, s->nodes, depth, complete, s->aborted);
-    free(s->cands); free(s->tried); free(s);
-    return res;
+    return Py_BuildValue("(NLiii)", line, s->nodes, depth, complete, s->aborted);
+}
+
+/* window_scans(buf, width, height, n, wants) -> [[(square, direction), ...] for each want]
+ *
+ * For each (colour, need) of wants: the empty squares of every n-window holding exactly need stones
+ * of that colour and empty squares otherwise, as tactics._window_scans gives them: the board's lines
+ * in the order of tactics._Geo.lines (direction by direction: (1, 0), (0, 1), (1, 1), (-1, 1);
+ * lines by their first square in row-major order; lines shorter than n left out), and along a line
+ * windows left to right and their squares left to right, each square once per line. */
+static PyObject *window_scans(PyObject *self, PyObject *args) {
+    static const int DX[4] = {1, 0, 1, -1}, DY[4] = {0, 1, 1, 1};
+    Py_buffer buf;
+    int w, h, n;
+    PyObject *wants;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*iiiO!", &buf, &w, &h, &n, &PyTuple_Type, &wants)) return NULL;
+    int p = w + 1;
+    Py_ssize_t nw = PyTuple_GET_SIZE(wants);
+    int col[8], need[8];
+    if (w < 1 || h < 1 || w > 32 || h > 32 || n < 1 || n > 32 || nw > 8
+        || buf.len != (Py_ssize_t)(h + 2) * p + 1) {
+        PyBuffer_Release(&buf);
+        PyErr_SetString(PyExc_ValueError, "_native.window_scans: bad board geometry or wants");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < nw; i++) {
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(wants, i), "ii", &col[i], &need[i])) {
+            PyBuffer_Release(&buf);
+            return NULL;
+        }
+    }
+    const unsigned char *b = (const unsigned char *)buf.buf;
+    PyObject *outs = PyList_New(nw);
+    if (!outs) { PyBuffer_Release(&buf); return NULL; }
+    for (Py_ssize_t i = 0; i < nw; i++) {
+        PyObject *l = PyList_New(0);
+        if (!l) { Py_DECREF(outs); PyBuffer_Release(&buf); return NULL; }
+        PyList_SET_ITEM(outs, i, l);
+    }
+    unsigned char cells[32];
+    int flat[32];
+    for (int d = 0; d < 4; d++) {
+        for (int y = 0; y < h; y++) {
+            for (int x = 0; x < w; x++) {
+                int px = x - DX[d], py = y - DY[d];
+                if (0 <= px && px < w && 0 <= py && py < h) continue;   /* not a line's start */
+                int L = 0;
+                while (L < 32) {
+                    int xx = x + L * DX[d], yy = y + L * DY[d];
+                    if (xx < 0 || xx >= w || yy >= h) break;
+                    cells[L] = b[(yy + 1) * p + xx] & 3;
+                    flat[L] = yy * w + xx;
+                    L++;
+                }
+                if (L < n) continue;
+                /* stones of each kind in the window starting at st, for every st */
+                unsigned char cnt[32][4];
+                int c4[4] = {0, 0, 0, 0};
+                for (int k = 0; k < L; k++) {
+                    c4[cells[k]]++;
+                    if (k >= n) c4[cells[k - n]]--;
+                    if (k >= n - 1) for (int v = 0; v < 4; v++) cnt[k - n + 1][v] = (unsigned char)c4[v];
+                }
+                for (Py_ssize_t i = 0; i < nw; i++) {
+                    unsigned seen = 0;
+                    PyObject *out = PyList_GET_ITEM(outs, i);
+                    int ci = col[i] & 3;
+                    for (int st = 0; st + n <= L; st++) {
+                        if (cnt[st][ci] != need[i] || cnt[st][EMPTY] != n - need[i]) continue;
+                        for (int k = st; k < st + n; k++) {
+                            if (cells[k] != EMPTY || (seen >> k) & 1u) continue;
+                            seen |= 1u << k;
+                            PyObject *t = Py_BuildValue("(ii)", flat[k], d);
+                            if (!t || PyList_Append(out, t)) {
+                                Py_XDECREF(t); Py_DECREF(outs); PyBuffer_Release(&buf);
+                                return NULL;
+                            }
+                            Py_DECREF(t);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    PyBuffer_Release(&buf);
+    return outs;
 }
 
 static PyObject *vcf_clear(PyObject *self, PyObject *args) {
@@ -337,9 +464,10 @@ static PyObject *vcf_clear(PyObject *self, PyObject *args) {
 static PyMethodDef methods[] = {
     {"search", vcf_search, METH_VARARGS, "VCF search (see gomoku_ai/native.py)."},
     {"clear", vcf_clear, METH_NOARGS, "Empty the transposition table."},
+    {"window_scans", window_scans, METH_VARARGS, "Window scans (see gomoku_ai/native.py)."},
     {NULL, NULL, 0, NULL}
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_vcf", "The VCF prover in C.", -1, methods};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native", "The C core: VCF prover and window scans.", -1, methods};
 
-PyMODINIT_FUNC PyInit__vcf(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__native(void) { return PyModule_Create(&module); }
