@@ -28,6 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from gomoku_ai import native  # noqa: E402
 from gomoku_ai import tactics as T  # noqa: E402
 from gomoku_ai.board import Board  # noqa: E402
 from gomoku_ai.rules import BLACK, WHITE, Rule  # noqa: E402
@@ -78,7 +79,8 @@ def main() -> None:
     ap.add_argument("--games", type=int, default=60, help="random-game positions per rule")
     args = ap.parse_args()
     tests = load_tests()
-    out = {"python": platform.python_version(), "machine": platform.machine(), "puzzles": {}}
+    out = {"python": platform.python_version(), "machine": platform.machine(),
+           "vcf_prover": native.status(), "puzzles": {}}
 
     tot_solves = tot_time = tot_nodes = 0.0
     for name, rule, side, text, at, fours in tests.PUZZLES:

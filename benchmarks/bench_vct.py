@@ -25,6 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from gomoku_ai import native  # noqa: E402
 from gomoku_ai.vct import read_positions, vct_defences, vct_search  # noqa: E402
 from gomoku_ai.player import Limit, Player  # noqa: E402
 
@@ -38,7 +39,7 @@ def main() -> int:
     a = ap.parse_args()
     positions = read_positions(a.set)
     out = {"set": a.set, "positions": len(positions), "ms": a.ms,
-           "python": platform.python_version(), "win": {}, "defend": {}}
+           "python": platform.python_version(), "vcf_prover": native.status(), "win": {}, "defend": {}}
     for kind in ("win", "defend"):
         items = [p for p in positions if p.kind == kind]
         times, solved, covered, player_ok = [], 0, 0, 0

@@ -42,10 +42,12 @@ stops the VCF may leave a VCT), orders the candidates by the network's prior, ch
 then at depth 5, and after the search checks the move it chose (``Player._safe_defences``,
 ``Player._checked_choice``).
 
-Speed: pure Python; each attacker node runs VCF searches (they share one transposition table), so
-the rate depends on the position: a few thousand attacker nodes a second in sparse positions, a few
-hundred in middle-game positions rich in threes (40 game positions at 150 attacker nodes each:
-about 0.25 s of CPU a search, ``benchmarks/results/s11-solver``). At 1 s per
+Speed: the search itself is Python; each attacker node runs VCF searches (they share one
+transposition table), which run in C where the C core is built (:mod:`gomoku_ai.native`, with the
+window scans: about twice the VCT searches in the same time, session 20), otherwise in Python. The
+rate depends on the position: in pure Python a few thousand attacker nodes a second in sparse
+positions, a few hundred in middle-game positions rich in threes (40 game positions at 150 attacker
+nodes each: about 0.25 s of CPU a search, ``benchmarks/results/s11-solver``). At 1 s per
 move the player gives the attack about 110 ms; under threat, finding the opponent's threat and
 checking the defences run to about 25 %, 30 % and 45 % of the move's time, and the last 8 % checks
 the search's choice.

@@ -169,9 +169,10 @@ def bench_search(evaluator_name: str, visits: int, model: str | None = None,
 
 def run(args: Any) -> int:
     """Entry point of ``gomoku bench``; prints one JSON object."""
+    from gomoku_ai import native
     out: Dict[str, Any] = {
         "python": platform.python_version(), "machine": platform.machine(),
-        "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
+        "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS"), "vcf_prover": native.status(),
     }
     parts: List[str] = args.only.split(",") if args.only else ["board", "search", "network"]
     if "board" in parts:
