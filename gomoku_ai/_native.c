@@ -455,6 +455,202 @@ static PyObject *window_scans(PyObject *self, PyObject *args) {
     return outs;
 }
 
+/* ---------------------------------------------------------------------------------------------
+ * Threat moves: tactics._line_info for FREESTYLE and exact five (not caro), and the two whole-board
+ * lists built on it, vct._threats and tactics._four_moves. */
+
+typedef struct { int five, nf, nt; int fpts[8]; } LineInfo;
+
+/* The run of c through j in a (length L): its ends in *lo, *hi; does it win? */
+static int row_wins(const unsigned char *a, int L, int j, int c, int n, int exact, int *lo, int *hi) {
+    int l = j - 1, h = j + 1;
+    while (l >= 0 && a[l] == c) l--;
+    while (h < L && a[h] == c) h++;
+    int len = h - l - 1;
+    *lo = l + 1; *hi = h - 1;
+    return exact ? len == n : len >= n;
+}
+
+/* Five-points of the window a (m at index i, taken as c) whose winning row holds i and e. */
+static int points(unsigned char *a, int L, int i, int e, int c, int n, int exact, int *out) {
+    int k = 0, lo_need = i < e ? i : e, hi_need = i > e ? i : e;
+    int lo_r = i - n + 1 < 0 ? 0 : i - n + 1, hi_r = i + n - 1 > L - 1 ? L - 1 : i + n - 1;
+    for (int j = lo_r; j <= hi_r; j++) {
+        if (a[j] != EMPTY) continue;
+        int lo, hi;
+        a[j] = (unsigned char)c;
+        int ok = row_wins(a, L, j, c, n, exact, &lo, &hi);
+        a[j] = EMPTY;
+        if (ok && lo <= lo_need && hi_need <= hi) { if (out && k < 8) out[k] = j - i; k++; }
+    }
+    return k;
+}
+
+/* tactics._line_info of the line through pi along step, pi taken as a c stone: five, the
+ * five-points (offsets in steps from pi) and the number of straight-four points (tpts). */
+static void line_info(const Search *s, int pi, int step, int c, LineInfo *r) {
+    int n = s->n, L = 2 * n + 1, i = n;
+    unsigned char a[2 * 8 + 1];
+    const unsigned char *b = s->cell;
+    a[i] = (unsigned char)c;
+    int k, wall = 0;
+    for (k = 1; k <= n; k++) {          /* everything past the first WALL is WALL */
+        if (!wall && b[pi - k * step] == WALL) wall = 1;
+        a[i - k] = wall ? WALL : b[pi - k * step];
+    }
+    wall = 0;
+    for (k = 1; k <= n; k++) {
+        if (!wall && b[pi + k * step] == WALL) wall = 1;
+        a[i + k] = wall ? WALL : b[pi + k * step];
+    }
+    int lo, hi;
+    r->five = row_wins(a, L, i, c, n, s->exact, &lo, &hi);
+    r->nf = points(a, L, i, i, c, n, s->exact, r->fpts);
+    if (r->nf > 8) r->nf = 8;
+    r->nt = 0;
+    if (r->five) return;
+    int lo_r = i - n + 1, hi_r = i + n - 1;
+    for (int e = lo_r; e <= hi_r; e++) {
+        if (a[e] != EMPTY) continue;
+        a[e] = (unsigned char)c;
+        int five_pt = row_wins(a, L, e, c, n, s->exact, &lo, &hi) && lo <= i && i <= hi;
+        int pts = five_pt ? 0 : points(a, L, i, e, c, n, s->exact, NULL);
+        a[e] = EMPTY;
+        if (pts >= 2) r->nt++;
+    }
+}
+
+/* The board of a threats / four_moves call in S-like form (cells shifted by off, as search()). */
+static int load_board(Search *s, PyObject *args, int *c, int *need_stones) {
+    Py_buffer buf;
+    int w, h, n, exact;
+    if (!PyArg_ParseTuple(args, "y*iiiii", &buf, &w, &h, &n, &exact, c)) return -1;
+    int p = w + 1;
+    Py_ssize_t need = (Py_ssize_t)(h + 2) * p + 1;
+    if (w < 5 || h < 5 || w > 32 || h > 32 || n < 3 || n > 8 || (*c != 1 && *c != 2)
+        || buf.len != need) {
+        PyBuffer_Release(&buf);
+        PyErr_SetString(PyExc_ValueError, "_native: bad board geometry or colour");
+        return -1;
+    }
+    int off = p + 1;
+    memset(s->cell, WALL, sizeof(s->cell));
+    memcpy(s->cell + off, buf.buf, (size_t)need);
+    PyBuffer_Release(&buf);
+    s->off = off; s->w = w; s->h = h; s->p = p; s->n = n; s->exact = exact;
+    s->dirs[0] = 1; s->dirs[1] = p; s->dirs[2] = p + 1; s->dirs[3] = p - 1;
+    (void)need_stones;
+    return 0;
+}
+
+/* The empty squares of the n-windows holding exactly k stones of c and empty squares otherwise,
+ * each once, in the order of tactics._window_squares (first met). Returns how many (<= max). */
+static int window_squares(const Search *s, int c, int k, int *out, int max) {
+    static const int DX[4] = {1, 0, 1, -1}, DY[4] = {0, 1, 1, 1};
+    static unsigned char mark[MAX_CELLS];
+    const unsigned char *b = s->cell;
+    int n = s->n, cnt = 0, q[32];
+    memset(mark, 0, sizeof(mark));
+    for (int d = 0; d < 4; d++)
+        for (int y = 0; y < s->h; y++)
+            for (int x = 0; x < s->w; x++) {
+                int px = x - DX[d], py = y - DY[d];
+                if (0 <= px && px < s->w && 0 <= py && py < s->h) continue;
+                int L = 0;
+                while (L < 32) {
+                    int xx = x + L * DX[d], yy = y + L * DY[d];
+                    if (xx < 0 || xx >= s->w || yy >= s->h) break;
+                    q[L++] = (yy + 1) * s->p + xx + s->off;
+                }
+                int cc = 0, ce = 0;
+                for (int j = 0; j < L; j++) {
+                    int v = b[q[j]];
+                    cc += v == c; ce += v == EMPTY;
+                    if (j >= n) { int u = b[q[j - n]]; cc -= u == c; ce -= u == EMPTY; }
+                    if (j < n - 1 || cc != k || ce != n - k) continue;
+                    for (int t = j - n + 1; t <= j; t++)
+                        if (b[q[t]] == EMPTY && !mark[q[t]] && cnt < max) { mark[q[t]] = 1; out[cnt++] = q[t]; }
+                }
+            }
+    return cnt;
+}
+
+static int threat_cmp(const void *x, const void *y) {
+    const int *a = (const int *)x, *b = (const int *)y;   /* (flat move, fours, threes) */
+    int ka = 2 * a[1] + a[2], kb = 2 * b[1] + b[2];
+    if (ka != kb) return kb - ka;
+    if (a[1] != b[1]) return b[1] - a[1];
+    return a[0] - b[0];
+}
+
+/* threats(buf, width, height, n, exact, colour) -> [(move, fours, threes), ...]: vct._threats
+ * (moves making a four or an open three, not a five; most threatening first, then by move). */
+static PyObject *threats(PyObject *self, PyObject *args) {
+    static Search T;
+    static int sq[MAX_CELLS], rows[MAX_CELLS][3];
+    int c;
+    (void)self;
+    if (load_board(&T, args, &c, NULL)) return NULL;
+    int ns = window_squares(&T, c, T.n - 3, sq, MAX_CELLS), nr = 0;
+    for (int k = 0; k < ns; k++) {
+        int m = sq[k], fours = 0, threes = 0, five = 0;
+        for (int d = 0; d < 4 && !five; d++) {
+            LineInfo li;
+            line_info(&T, m, T.dirs[d], c, &li);
+            if (li.five) five = 1;
+            else if (li.nf) fours++;
+            else if (li.nt) threes++;
+        }
+        if (five || !(fours || threes)) continue;
+        rows[nr][0] = to_flat(&T, m); rows[nr][1] = fours; rows[nr][2] = threes; nr++;
+    }
+    qsort(rows, (size_t)nr, sizeof(rows[0]), threat_cmp);
+    PyObject *out = PyList_New(nr);
+    if (!out) return NULL;
+    for (int k = 0; k < nr; k++) {
+        PyObject *t = Py_BuildValue("(iii)", rows[k][0], rows[k][1], rows[k][2]);
+        if (!t) { Py_DECREF(out); return NULL; }
+        PyList_SET_ITEM(out, k, t);
+    }
+    return out;
+}
+
+/* four_moves(buf, width, height, n, exact, colour) -> [(move, (five-points...), straight,
+ * double), ...] sorted by move: tactics._four_moves without the renju check. */
+static PyObject *four_moves(PyObject *self, PyObject *args) {
+    static Search T;
+    static int sq[MAX_CELLS];
+    int c;
+    (void)self;
+    if (load_board(&T, args, &c, NULL)) return NULL;
+    int ns = window_squares(&T, c, T.n - 2, sq, MAX_CELLS);
+    PyObject *out = PyList_New(0);
+    if (!out) return NULL;
+    for (int k = 0; k < ns; k++) {
+        int m = sq[k], five = 0, lines = 0, straight = 0, nf = 0, F[32];
+        for (int d = 0; d < 4 && !five; d++) {
+            LineInfo li;
+            line_info(&T, m, T.dirs[d], c, &li);
+            if (li.five) { five = 1; break; }
+            if (li.nf) {
+                lines++;
+                if (li.nf >= 2) straight = 1;
+                for (int j = 0; j < li.nf; j++) F[nf++] = to_flat(&T, m + li.fpts[j] * T.dirs[d]);
+            }
+        }
+        if (five || !nf) continue;
+        PyObject *fives = PyTuple_New(nf);
+        if (!fives) { Py_DECREF(out); return NULL; }
+        for (int j = 0; j < nf; j++) PyTuple_SET_ITEM(fives, j, PyLong_FromLong(F[j]));
+        PyObject *t = Py_BuildValue("(iNOO)", to_flat(&T, m), fives, straight ? Py_True : Py_False,
+                                    lines >= 2 ? Py_True : Py_False);
+        if (!t || PyList_Append(out, t)) { Py_XDECREF(t); Py_DECREF(out); return NULL; }
+        Py_DECREF(t);
+    }
+    if (PyList_Sort(out)) { Py_DECREF(out); return NULL; }
+    return out;
+}
+
 static PyObject *vcf_clear(PyObject *self, PyObject *args) {
     (void)self; (void)args;
     if (tt) memset(tt, 0, sizeof(TTEntry) * TT_SIZE);
@@ -465,6 +661,8 @@ static PyMethodDef methods[] = {
     {"search", vcf_search, METH_VARARGS, "VCF search (see gomoku_ai/native.py)."},
     {"clear", vcf_clear, METH_NOARGS, "Empty the transposition table."},
     {"window_scans", window_scans, METH_VARARGS, "Window scans (see gomoku_ai/native.py)."},
+    {"threats", threats, METH_VARARGS, "vct._threats (see gomoku_ai/native.py)."},
+    {"four_moves", four_moves, METH_VARARGS, "tactics._four_moves (see gomoku_ai/native.py)."},
     {NULL, NULL, 0, NULL}
 };
 

@@ -8,8 +8,9 @@ runs about two orders of magnitude more attacker nodes per second. It serves FRE
 boards; renju's forbidden points and caro's blocked fives stay with the Python prover.
 
 The window scans (:func:`window_scans`, which every VCF, VCT and tree node's threat check starts
-from) give exactly the Python lists, in the same order, for every rule, so the searches that use them
-are unchanged move for move.
+from) give exactly the Python lists, in the same order, for every rule, and so do the VCT's threat
+moves (:func:`threats`) and the four moves (:func:`four_moves`) for freestyle and standard, so the
+searches that use them are unchanged move for move.
 
 ``PYGOMOKU_NATIVE=0`` in the environment turns it off (A/B matches, or to rule it out); read once,
 at import. :func:`status` says which prover runs and why.
@@ -123,3 +124,18 @@ def window_scans(board: Board, wants: Tuple[Tuple[int, int], ...]) -> List[List[
     n-window holding exactly ``need`` stones of the colour and empty squares otherwise."""
     assert _c is not None
     return _c.window_scans(board._buf, board.width, board.height, board.n, wants)
+
+
+def threats(board: Board, color: int) -> List[Tuple[int, int, int]]:
+    """:func:`gomoku_ai.vct._threats` in C (the same list) for a board that :func:`serves`."""
+    assert _c is not None
+    return _c.threats(board._buf, board.width, board.height, board.n,
+                      int(board.rule is Rule.STANDARD), color)
+
+
+def four_moves(board: Board, color: int) -> List[Tuple[int, Tuple[int, ...], bool, bool]]:
+    """:func:`gomoku_ai.tactics._four_moves` in C, as plain tuples (move, five-points, straight,
+    double), for a board that :func:`serves`."""
+    assert _c is not None
+    return _c.four_moves(board._buf, board.width, board.height, board.n,
+                         int(board.rule is Rule.STANDARD), color)

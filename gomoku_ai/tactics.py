@@ -603,6 +603,8 @@ class FourMove(NamedTuple):
 
 
 def _four_moves(ctx: _Ctx, c: int, check_forbidden: bool = True) -> List[FourMove]:
+    if native.serves(ctx.board):
+        return [FourMove(*t) for t in native.four_moves(ctx.board, c)]
     fd = ctx.fd
     out: List[FourMove] = []
     done: Set[int] = set()

@@ -60,6 +60,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, FrozenSet, List, NamedTuple, Optional, Set, Tuple, Union
 
+from . import native
 from .board import Board
 from .rules import BLACK, EMPTY, WHITE, Rule, opponent
 from .tactics import (_INF_DEPTH, _blocks, _Ctx, _defences, _five_points, _four_moves,
@@ -102,6 +103,8 @@ def threat_moves(board: Board, color: Optional[int] = None) -> List[Tuple[int, i
 
 
 def _threats(ctx: _Ctx, c: int) -> List[Tuple[int, int, int]]:
+    if native.serves(ctx.board):
+        return native.threats(ctx.board, c)
     info = ctx.info
     out: List[Tuple[int, int, int]] = []
     seen: Set[int] = set()

@@ -159,3 +159,31 @@ def test_c_window_scans_are_the_python_lists(rule: Rule, monkeypatch: pytest.Mon
                 assert T._window_scans(ctx, wants) == py
                 scans += 1
     assert scans == 7 * 8 * 3
+
+
+@needs_c
+def test_c_threat_and_four_moves_are_the_python_lists(monkeypatch: pytest.MonkeyPatch) -> None:
+    """vct._threats and tactics._four_moves: the same lists from C, on the position sets and on
+    random boards (walls included) of several sizes and winning lengths, for both colours."""
+    from gomoku_ai import vct
+    rng = random.Random(9)
+    boards = _positions()
+    for rule in native.RULES:
+        for w, h, n in ((15, 15, 5), (32, 32, 5), (10, 6, 4), (12, 12, 6), (9, 9, 3), (16, 16, 8)):
+            for _ in range(6):
+                b = Board(w, h, rule=rule, n=n)
+                for _ in range(rng.randrange(0, w * h // 2)):
+                    m = rng.randrange(w * h)
+                    if b.is_empty(m):
+                        b.put_wall(m) if rng.random() < 0.03 else b.push_quiet(m)
+                boards.append(b)
+    threats = 0
+    for b in boards:
+        ctx = T._Ctx(b)
+        for c in (1, 2):
+            monkeypatch.setattr(native, "ENABLED", False)
+            py = vct._threats(ctx, c), T._four_moves(ctx, c, False)
+            monkeypatch.setattr(native, "ENABLED", True)
+            assert (vct._threats(ctx, c), T._four_moves(ctx, c, False)) == py
+            threats += len(py[0])
+    assert threats > 1000
