@@ -72,6 +72,8 @@ def test_hidden_imports_cover_lazy_runtime_modules():
               "gomoku_ai.net.numpy_backend", "gomoku_ai.net.model", "gomoku_ai.net.encoding"):
         assert m in mods, m
     assert not [m for m in mods if m.startswith(("gomoku_ai.training", "tools"))]
+    from gomoku_ai import native
+    assert ("gomoku_ai._native" in mods) == (native._c is not None)   # the C core, where built
 
 
 def test_pyinstaller_args_default(tmp_path):

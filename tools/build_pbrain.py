@@ -121,12 +121,19 @@ def check_name(name: str) -> str:
 
 def runtime_modules(root: Path = ROOT) -> List[str]:
     """Every module of :data:`RUNTIME_PACKAGES` found in the source tree (not imported), less
-    :data:`OWN_EXCLUDES`, sorted: the hidden imports."""
+    :data:`OWN_EXCLUDES`, sorted: the hidden imports. Compiled extension modules that are built
+    (the optional C core, ``gomoku_ai._native``) are among them."""
+    import importlib.machinery
     mods = []
+    suffixes = [".py"] + list(importlib.machinery.EXTENSION_SUFFIXES)
     for pkg in RUNTIME_PACKAGES:
         base = root / pkg
-        for path in sorted(base.rglob("*.py")):
-            rel = path.relative_to(root).with_suffix("")
+        for path in sorted(p for p in base.rglob("*") if p.is_file()):
+            suffix = next((x for x in suffixes if path.name.endswith(x)), None)
+            if suffix is None:
+                continue
+            rel = path.relative_to(root)
+            rel = rel.with_name(rel.name[:-len(suffix)])
             parts = list(rel.parts)
             if parts[-1] == "__init__":
                 parts.pop()
