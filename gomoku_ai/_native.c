@@ -369,6 +369,35 @@ static PyObject *vcf_search(PyObject *self, PyObject *args) {
     return Py_BuildValue("(NLiii)", line, s->nodes, depth, complete, s->aborted);
 }
 
+/* The board lines of one geometry, in the order of tactics._Geo.lines (direction by direction:
+ * (1, 0), (0, 1), (1, 1), (-1, 1); lines by their first square in row-major order), as flat
+ * squares; kept for the last width and height asked. */
+typedef struct { int w, h, count; unsigned char len[256], dir[256]; short flat[256][32]; } Lines;
+
+static const Lines *board_lines(int w, int h) {
+    static const int DX[4] = {1, 0, 1, -1}, DY[4] = {0, 1, 1, 1};
+    static Lines g = {0, 0, 0, {0}, {0}, {{0}}};
+    if (g.w == w && g.h == h) return &g;
+    g.count = 0;
+    for (int d = 0; d < 4; d++)
+        for (int y = 0; y < h; y++)
+            for (int x = 0; x < w; x++) {
+                int px = x - DX[d], py = y - DY[d];
+                if (0 <= px && px < w && 0 <= py && py < h) continue;   /* not a line's start */
+                int L = 0;
+                while (L < 32) {
+                    int xx = x + L * DX[d], yy = y + L * DY[d];
+                    if (xx < 0 || xx >= w || yy >= h) break;
+                    g.flat[g.count][L++] = (short)(yy * w + xx);
+                }
+                g.len[g.count] = (unsigned char)L;
+                g.dir[g.count] = (unsigned char)d;
+                g.count++;
+            }
+    g.w = w; g.h = h;
+    return &g;
+}
+
 /* window_scans(buf, width, height, n, wants) -> [[(square, direction), ...] for each want]
  *
  * For each (colour, need) of wants: the empty squares of every n-window holding exactly need stones
@@ -377,7 +406,6 @@ static PyObject *vcf_search(PyObject *self, PyObject *args) {
  * lines by their first square in row-major order; lines shorter than n left out), and along a line
  * windows left to right and their squares left to right, each square once per line. */
 static PyObject *window_scans(PyObject *self, PyObject *args) {
-    static const int DX[4] = {1, 0, 1, -1}, DY[4] = {0, 1, 1, 1};
     Py_buffer buf;
     int w, h, n;
     PyObject *wants;
@@ -406,47 +434,48 @@ static PyObject *window_scans(PyObject *self, PyObject *args) {
         if (!l) { Py_DECREF(outs); PyBuffer_Release(&buf); return NULL; }
         PyList_SET_ITEM(outs, i, l);
     }
+    const Lines *g = board_lines(w, h);
     unsigned char cells[32];
-    int flat[32];
-    for (int d = 0; d < 4; d++) {
-        for (int y = 0; y < h; y++) {
-            for (int x = 0; x < w; x++) {
-                int px = x - DX[d], py = y - DY[d];
-                if (0 <= px && px < w && 0 <= py && py < h) continue;   /* not a line's start */
-                int L = 0;
-                while (L < 32) {
-                    int xx = x + L * DX[d], yy = y + L * DY[d];
-                    if (xx < 0 || xx >= w || yy >= h) break;
-                    cells[L] = b[(yy + 1) * p + xx] & 3;
-                    flat[L] = yy * w + xx;
-                    L++;
-                }
-                if (L < n) continue;
-                /* stones of each kind in the window starting at st, for every st */
-                unsigned char cnt[32][4];
-                int c4[4] = {0, 0, 0, 0};
-                for (int k = 0; k < L; k++) {
-                    c4[cells[k]]++;
-                    if (k >= n) c4[cells[k - n]]--;
-                    if (k >= n - 1) for (int v = 0; v < 4; v++) cnt[k - n + 1][v] = (unsigned char)c4[v];
-                }
-                for (Py_ssize_t i = 0; i < nw; i++) {
-                    unsigned seen = 0;
-                    PyObject *out = PyList_GET_ITEM(outs, i);
-                    int ci = col[i] & 3;
-                    for (int st = 0; st + n <= L; st++) {
-                        if (cnt[st][ci] != need[i] || cnt[st][EMPTY] != n - need[i]) continue;
-                        for (int k = st; k < st + n; k++) {
-                            if (cells[k] != EMPTY || (seen >> k) & 1u) continue;
-                            seen |= 1u << k;
-                            PyObject *t = Py_BuildValue("(ii)", flat[k], d);
-                            if (!t || PyList_Append(out, t)) {
-                                Py_XDECREF(t); Py_DECREF(outs); PyBuffer_Release(&buf);
-                                return NULL;
-                            }
-                            Py_DECREF(t);
-                        }
+    for (int li = 0; li < g->count; li++) {
+        int L = g->len[li], d = g->dir[li];
+        if (L < n) continue;
+        const short *flat = g->flat[li];
+        int tot[4] = {0, 0, 0, 0};
+        for (int k = 0; k < L; k++) {
+            int m = flat[k];
+            cells[k] = b[(m / w + 1) * p + m % w] & 3;
+            tot[cells[k]]++;
+        }
+        int any = 0;                          /* can a window of this line hold what is wanted? */
+        for (Py_ssize_t i = 0; i < nw; i++)
+            if (tot[col[i] & 3] >= need[i] && tot[EMPTY] >= n - need[i]) any = 1;
+        if (!any) continue;
+        /* stones of each kind in the window starting at st, for every st */
+        unsigned char cnt[32][4];
+        int c4[4] = {0, 0, 0, 0};
+        for (int k = 0; k < L; k++) {
+            c4[cells[k]]++;
+            if (k >= n) c4[cells[k - n]]--;
+            if (k >= n - 1) for (int v = 0; v < 4; v++) cnt[k - n + 1][v] = (unsigned char)c4[v];
+        }
+        for (Py_ssize_t i = 0; i < nw; i++) {
+            unsigned seen = 0;
+            PyObject *out = PyList_GET_ITEM(outs, i);
+            int ci = col[i] & 3;
+            for (int st = 0; st + n <= L; st++) {
+                if (cnt[st][ci] != need[i] || cnt[st][EMPTY] != n - need[i]) continue;
+                for (int k = st; k < st + n; k++) {
+                    if (cells[k] != EMPTY || (seen >> k) & 1u) continue;
+                    seen |= 1u << k;
+                    PyObject *t = PyTuple_New(2);
+                    if (!t) { Py_DECREF(outs); PyBuffer_Release(&buf); return NULL; }
+                    PyTuple_SET_ITEM(t, 0, PyLong_FromLong(flat[k]));
+                    PyTuple_SET_ITEM(t, 1, PyLong_FromLong(d));
+                    if (PyList_Append(out, t)) {
+                        Py_DECREF(t); Py_DECREF(outs); PyBuffer_Release(&buf);
+                        return NULL;
                     }
+                    Py_DECREF(t);
                 }
             }
         }
