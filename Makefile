@@ -58,4 +58,4 @@ bench: $(PLAY_STAMP)
 	$(BIN)/gomoku bench $(ARGS)
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache gomoku_ai/_native.*.so
