@@ -1,7 +1,12 @@
-/* The VCF prover of gomoku_ai.tactics in C, for FREESTYLE and STANDARD (exact five).
+/* The optional C core of the tactics (gomoku_ai._native), a CPython extension. Its only caller is
+ * gomoku_ai/native.py, which documents the arguments:
+ *   search()        the VCF prover of tactics._VCF, for FREESTYLE and STANDARD (exact five);
+ *   window_scans()  tactics._window_scans, every rule (the same lists in the same order);
+ *   threats()       vct._threats, and four_moves(): tactics._four_moves, FREESTYLE and STANDARD;
+ *   clear()         empties the prover's transposition table.
+ * None of them releases the GIL, so the static state below is never used by two calls at once.
  *
- * A CPython extension (gomoku_ai._native) with one function, search(); see gomoku_ai/native.py, which
- * is the only caller and documents the arguments. It is the same algorithm as tactics._VCF:
+ * search() is the same algorithm as tactics._VCF:
  * iterative deepening on the number of attacker fours; at each attacker node the defender's
  * five-points D (two or more: no VCF; one: the attacker must take it, with a four); candidates from
  * a stack of four-windows (the root's, plus those each attacker stone of the line opens), tried
@@ -14,7 +19,8 @@
  *
  * The board is the padded buffer of gomoku_ai.board.Board: cell (x, y) at (y + 1) * p + x with
  * p = width + 1; EMPTY 0, BLACK 1, WHITE 2, WALL 3, and a WALL column, a WALL row above and one
- * below, so that every walk along a line stops at a WALL before it leaves the buffer.
+ * below. It is copied p + 1 cells into a WALL-filled array (Search.off), so that every walk along
+ * a line stops at a WALL before it leaves the array.
  *
  * Renju and caro stay in Python (tactics._VCF): their forbidden points and blocked fives are
  * not modelled here.
