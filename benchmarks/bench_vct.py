@@ -10,7 +10,8 @@ the moves it keeps (the search is then restricted to a set that holds the real d
 ``recall`` is the share of the answers' moves kept over the set, ``extra_kept`` the kept moves
 after which the oracle still mates (our VCT does not see those mates).
 Also the player itself (``Player.think`` at ``--player-ms``, heuristic evaluator so that no
-network is needed): the fraction of positions where its move is in the answer.
+network is needed): how many positions its move is in the answer (``player_right``), and the names of
+the others (``player_wrong``). ``vcf_prover`` says whether the C core ran (``PYGOMOKU_NATIVE=0``: Python).
 """
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ def main() -> int:
         items = [p for p in positions if p.kind == kind]
         times, solved, covered, player_ok = [], 0, 0, 0
         extra = oracle = 0
-        failed = []
+        failed, player_wrong = [], []
         for p in items:
             b = p.board()
             t0 = time.perf_counter()
@@ -68,6 +69,8 @@ def main() -> int:
                 info = Player(HeuristicEvaluator()).think(p.board(), Limit(soft_ms=a.player_ms,
                                                                           hard_ms=2 * a.player_ms))
                 player_ok += info.move in p.answer
+                if info.move not in p.answer:
+                    player_wrong.append(p.name)
         rec = {"count": len(items), "solved": solved,
                "solve_rate": round(solved / len(items), 3) if items else None,
                "ms_mean": round(statistics.mean(times), 1) if times else None,
@@ -80,6 +83,7 @@ def main() -> int:
             rec["extra_kept"] = extra                  # kept, but the oracle finds a mate after
         if not a.no_player:
             rec["player_right"] = player_ok
+            rec["player_wrong"] = player_wrong
         out[kind] = rec
     print(json.dumps(out, indent=2))
     return 0
