@@ -223,18 +223,18 @@ static int attack(Search *s, int depth, int nd, const int *D, int ply) {
     return 0;
 }
 
-/* One pass over every n-window of the board (line by line, as tactics._Geo.lines orders them):
- * the attacker's five-point with the smallest index (own), the defender's five-points (D, at most
- * two are kept: two already refute every VCF), and the root's four candidates, the empty squares
- * of the windows holding n - 2 attacker stones and nothing else (each once per line). Returns -1
- * when the candidate stack cannot grow. */
-static int root_scan(Search *s, int *own, int *D, int *nd) {
+/* The board lines of one geometry, in the order of tactics._Geo.lines (direction by direction:
+ * (1, 0), (0, 1), (1, 1), (-1, 1); lines by their first square in row-major order), as flat
+ * squares; kept for the last width and height asked. */
+typedef struct { int w, h, count; unsigned char len[256], dir[256]; short flat[256][32]; } Lines;
+
+static const Lines *board_lines(int w, int h) {
     static const int DX[4] = {1, 0, 1, -1}, DY[4] = {0, 1, 1, 1};
-    const unsigned char *b = s->cell;
-    int n = s->n, w = s->w, h = s->h, att = s->att, dfn = s->dfn;
-    int q[32];
-    for (int d = 0; d < 4; d++) {
-        for (int y = 0; y < h; y++) {
+    static Lines g = {0, 0, 0, {0}, {0}, {{0}}};
+    if (g.w == w && g.h == h) return &g;
+    g.count = 0;
+    for (int d = 0; d < 4; d++)
+        for (int y = 0; y < h; y++)
             for (int x = 0; x < w; x++) {
                 int px = x - DX[d], py = y - DY[d];
                 if (0 <= px && px < w && 0 <= py && py < h) continue;   /* not a line's start */
@@ -242,36 +242,58 @@ static int root_scan(Search *s, int *own, int *D, int *nd) {
                 while (L < 32) {
                     int xx = x + L * DX[d], yy = y + L * DY[d];
                     if (xx < 0 || xx >= w || yy >= h) break;
-                    q[L++] = (yy + 1) * s->p + xx + s->off;
+                    g.flat[g.count][L++] = (short)(yy * w + xx);
                 }
-                if (L < n) continue;
-                int ca = 0, cd = 0, ce = 0;       /* attacker, defender, empty in the window */
-                unsigned seen = 0;
-                for (int k = 0; k < L; k++) {
-                    int v = b[q[k]];
-                    ca += v == att; cd += v == dfn; ce += v == EMPTY;
-                    if (k >= n) {
-                        int u = b[q[k - n]];
-                        ca -= u == att; cd -= u == dfn; ce -= u == EMPTY;
-                    }
-                    if (k < n - 1) continue;
-                    int st = k - n + 1;
-                    if (ce == 1 && (ca == n - 1 || cd == n - 1)) {
-                        int e = -1;
-                        for (int i = st; i <= k; i++) if (b[q[i]] == EMPTY) e = q[i];
-                        if (ca == n - 1) {
-                            if ((*own < 0 || e < *own) && makes_five(s, e, att)) *own = e;
-                        } else if (*nd < 2 && makes_five(s, e, dfn)
-                                   && !(*nd == 1 && D[0] == e)) {
-                            D[(*nd)++] = e;
-                        }
-                    } else if (ce == 2 && ca == n - 2) {
-                        for (int i = st; i <= k; i++) {
-                            if (b[q[i]] != EMPTY || (seen >> i) & 1u) continue;
-                            seen |= 1u << i;
-                            if (push_cand(s, q[i])) return -1;
-                        }
-                    }
+                g.len[g.count] = (unsigned char)L;
+                g.dir[g.count] = (unsigned char)d;
+                g.count++;
+            }
+    g.w = w; g.h = h;
+    return &g;
+}
+
+/* One pass over every n-window of the board (line by line, as tactics._Geo.lines orders them):
+ * the attacker's five-point with the smallest index (own), the defender's five-points (D, at most
+ * two are kept: two already refute every VCF), and the root's four candidates, the empty squares
+ * of the windows holding n - 2 attacker stones and nothing else (each once per line). Returns -1
+ * when the candidate stack cannot grow. */
+static int root_scan(Search *s, int *own, int *D, int *nd) {
+    const unsigned char *b = s->cell;
+    int n = s->n, w = s->w, att = s->att, dfn = s->dfn;
+    const Lines *g = board_lines(w, s->h);
+    int q[32];
+    for (int li = 0; li < g->count; li++) {
+        int L = g->len[li];
+        if (L < n) continue;
+        for (int k = 0; k < L; k++) {
+            int m = g->flat[li][k];
+            q[k] = (m / w + 1) * s->p + m % w + s->off;
+        }
+        int ca = 0, cd = 0, ce = 0;       /* attacker, defender, empty in the window */
+        unsigned seen = 0;
+        for (int k = 0; k < L; k++) {
+            int v = b[q[k]];
+            ca += v == att; cd += v == dfn; ce += v == EMPTY;
+            if (k >= n) {
+                int u = b[q[k - n]];
+                ca -= u == att; cd -= u == dfn; ce -= u == EMPTY;
+            }
+            if (k < n - 1) continue;
+            int st = k - n + 1;
+            if (ce == 1 && (ca == n - 1 || cd == n - 1)) {
+                int e = -1;
+                for (int i = st; i <= k; i++) if (b[q[i]] == EMPTY) e = q[i];
+                if (ca == n - 1) {
+                    if ((*own < 0 || e < *own) && makes_five(s, e, att)) *own = e;
+                } else if (*nd < 2 && makes_five(s, e, dfn)
+                           && !(*nd == 1 && D[0] == e)) {
+                    D[(*nd)++] = e;
+                }
+            } else if (ce == 2 && ca == n - 2) {
+                for (int i = st; i <= k; i++) {
+                    if (b[q[i]] != EMPTY || (seen >> i) & 1u) continue;
+                    seen |= 1u << i;
+                    if (push_cand(s, q[i])) return -1;
                 }
             }
         }
@@ -373,35 +395,6 @@ static PyObject *vcf_search(PyObject *self, PyObject *args) {
         Py_INCREF(line);
     }
     return Py_BuildValue("(NLiii)", line, s->nodes, depth, complete, s->aborted);
-}
-
-/* The board lines of one geometry, in the order of tactics._Geo.lines (direction by direction:
- * (1, 0), (0, 1), (1, 1), (-1, 1); lines by their first square in row-major order), as flat
- * squares; kept for the last width and height asked. */
-typedef struct { int w, h, count; unsigned char len[256], dir[256]; short flat[256][32]; } Lines;
-
-static const Lines *board_lines(int w, int h) {
-    static const int DX[4] = {1, 0, 1, -1}, DY[4] = {0, 1, 1, 1};
-    static Lines g = {0, 0, 0, {0}, {0}, {{0}}};
-    if (g.w == w && g.h == h) return &g;
-    g.count = 0;
-    for (int d = 0; d < 4; d++)
-        for (int y = 0; y < h; y++)
-            for (int x = 0; x < w; x++) {
-                int px = x - DX[d], py = y - DY[d];
-                if (0 <= px && px < w && 0 <= py && py < h) continue;   /* not a line's start */
-                int L = 0;
-                while (L < 32) {
-                    int xx = x + L * DX[d], yy = y + L * DY[d];
-                    if (xx < 0 || xx >= w || yy >= h) break;
-                    g.flat[g.count][L++] = (short)(yy * w + xx);
-                }
-                g.len[g.count] = (unsigned char)L;
-                g.dir[g.count] = (unsigned char)d;
-                g.count++;
-            }
-    g.w = w; g.h = h;
-    return &g;
 }
 
 /* window_scans(buf, width, height, n, wants) -> [[(square, direction), ...] for each want]
@@ -581,32 +574,27 @@ static int load_board(Search *s, PyObject *args, int *c, int *need_stones) {
 /* The empty squares of the n-windows holding exactly k stones of c and empty squares otherwise,
  * each once, in the order of tactics._window_squares (first met). Returns how many (<= max). */
 static int window_squares(const Search *s, int c, int k, int *out, int max) {
-    static const int DX[4] = {1, 0, 1, -1}, DY[4] = {0, 1, 1, 1};
     static unsigned char mark[MAX_CELLS];
     const unsigned char *b = s->cell;
     int n = s->n, cnt = 0, q[32];
+    const Lines *g = board_lines(s->w, s->h);
     memset(mark, 0, sizeof(mark));
-    for (int d = 0; d < 4; d++)
-        for (int y = 0; y < s->h; y++)
-            for (int x = 0; x < s->w; x++) {
-                int px = x - DX[d], py = y - DY[d];
-                if (0 <= px && px < s->w && 0 <= py && py < s->h) continue;
-                int L = 0;
-                while (L < 32) {
-                    int xx = x + L * DX[d], yy = y + L * DY[d];
-                    if (xx < 0 || xx >= s->w || yy >= s->h) break;
-                    q[L++] = (yy + 1) * s->p + xx + s->off;
-                }
-                int cc = 0, ce = 0;
-                for (int j = 0; j < L; j++) {
-                    int v = b[q[j]];
-                    cc += v == c; ce += v == EMPTY;
-                    if (j >= n) { int u = b[q[j - n]]; cc -= u == c; ce -= u == EMPTY; }
-                    if (j < n - 1 || cc != k || ce != n - k) continue;
-                    for (int t = j - n + 1; t <= j; t++)
-                        if (b[q[t]] == EMPTY && !mark[q[t]] && cnt < max) { mark[q[t]] = 1; out[cnt++] = q[t]; }
-                }
-            }
+    for (int li = 0; li < g->count; li++) {
+        int L = g->len[li];
+        for (int t = 0; t < L; t++) {
+            int m = g->flat[li][t];
+            q[t] = (m / s->w + 1) * s->p + m % s->w + s->off;
+        }
+        int cc = 0, ce = 0;
+        for (int j = 0; j < L; j++) {
+            int v = b[q[j]];
+            cc += v == c; ce += v == EMPTY;
+            if (j >= n) { int u = b[q[j - n]]; cc -= u == c; ce -= u == EMPTY; }
+            if (j < n - 1 || cc != k || ce != n - k) continue;
+            for (int t = j - n + 1; t <= j; t++)
+                if (b[q[t]] == EMPTY && !mark[q[t]] && cnt < max) { mark[q[t]] = 1; out[cnt++] = q[t]; }
+        }
+    }
     return cnt;
 }
 

@@ -54,6 +54,17 @@ def _random_positions(rng: random.Random, rule: Rule, size: int, count: int) -> 
     return out
 
 
+def _filled_board(rng: random.Random, rule: Rule, w: int, h: int, n: int) -> Board:
+    """A w x h board with up to half its squares filled at random: stones (no win checks, so any
+    pattern) and about 3 % walls."""
+    b = Board(w, h, rule=rule, n=n)
+    for _ in range(rng.randrange(0, w * h // 2)):
+        m = rng.randrange(w * h)
+        if b.is_empty(m):
+            b.put_wall(m) if rng.random() < 0.03 else b.push_quiet(m)
+    return b
+
+
 def _positions() -> List[Board]:
     boards = []
     for name in ("vct_positions.txt", "blunder_positions.txt"):
@@ -146,11 +157,7 @@ def test_c_window_scans_are_the_python_lists(rule: Rule, monkeypatch: pytest.Mon
     scans = 0
     for w, h, n in ((15, 15, 5), (20, 20, 5), (7, 9, 5), (32, 32, 5), (10, 6, 4), (5, 5, 5), (12, 12, 6)):
         for _ in range(8):
-            b = Board(w, h, rule=rule, n=n)
-            for _ in range(rng.randrange(0, w * h // 2)):
-                m = rng.randrange(w * h)
-                if b.is_empty(m):
-                    b.put_wall(m) if rng.random() < 0.03 else b.push_quiet(m)
+            b = _filled_board(rng, rule, w, h, n)
             ctx = T._Ctx(b)
             for wants in (ctx._wants, ((1, 3),), ((2, 2), (1, 4), (2, n - 1))):
                 monkeypatch.setattr(native, "ENABLED", False)
@@ -171,12 +178,7 @@ def test_c_threat_and_four_moves_are_the_python_lists(monkeypatch: pytest.Monkey
     for rule in native.RULES:
         for w, h, n in ((15, 15, 5), (32, 32, 5), (10, 6, 4), (12, 12, 6), (9, 9, 3), (16, 16, 8)):
             for _ in range(6):
-                b = Board(w, h, rule=rule, n=n)
-                for _ in range(rng.randrange(0, w * h // 2)):
-                    m = rng.randrange(w * h)
-                    if b.is_empty(m):
-                        b.put_wall(m) if rng.random() < 0.03 else b.push_quiet(m)
-                boards.append(b)
+                boards.append(_filled_board(rng, rule, w, h, n))
     threats = 0
     for b in boards:
         ctx = T._Ctx(b)
