@@ -154,5 +154,6 @@ def check_mcts_config(cfg: object) -> None:
     positive(cfg, "c_puct", "virtual_loss", "policy_temp")   # virtual_loss 0: selection would divide 0 by 0
     finite(cfg, "c_puct", "virtual_loss", "fpu_reduction", "fpu_reduction_root", "policy_temp")
     at_least(cfg, 1, "radius", "max_nodes", "check_every", "offload_batch")
-    non_negative(cfg, "dirichlet_alpha", "leaf_vcf_nodes")
+    non_negative(cfg, "dirichlet_alpha")
+    non_negative(cfg, "leaf_vcf_nodes", allow_none=True)    # None: leaf_vcf_budget's default
     fraction(cfg, "noise_fraction")

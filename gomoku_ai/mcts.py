@@ -50,7 +50,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
-from . import checks, movegen, tactics
+from . import checks, movegen, native, tactics
 from .board import Board
 from .evaluator import AsyncEvaluator, Evaluator, OffloadError, PendingEvaluation
 from .rules import BLACK, EMPTY, WALL, Rule, opponent
@@ -117,6 +117,15 @@ class SearchStats:
 #: the most entries the leaf VCF table (:attr:`SearchTree.vcf_tt`) keeps (about 100 bytes each, so
 #: about 20 MB); past it the table is dropped and starts again
 LEAF_VCF_TT_MAX = 200_000
+#: the leaf VCF's attacker-node budget (:attr:`MCTSConfig.leaf_vcf_nodes` None) where the compiled
+#: prover serves the board's rule (:func:`gomoku_ai.native.serves`). 15x15, 1 s a move, against
+#: AIWine, paired with 30 at the same time: +0.025 [-0.049, +0.099] and +0.090 [+0.022, +0.158]
+#: a game over two pairs of 100 games (benchmarks/results/s20)
+LEAF_VCF_NODES_NATIVE = 300
+#: ... and where the Python prover runs (renju, caro, no compiler, PYGOMOKU_NATIVE=0): it pays
+#: about ten times more per node, so the budget measured before the C core
+#: (benchmarks/results/leaf-vcf)
+LEAF_VCF_NODES_PYTHON = 30
 
 #: :func:`time_verdict` does not stop a search as settled before this share of its budget
 SETTLE_MIN_SHARE = 0.25
@@ -184,11 +193,13 @@ class MCTSConfig:
                                       # the shipped 4x32 network, benchmarks/bench_pipeline.py)
     offload_batch: int = 12           # leaves per batch while the network runs in a second process
                                       # (MCTS.offload; bench_pipeline.py: 12 beat 4, 8 and 16)
-    leaf_vcf_nodes: int = 30          # > 0: a VCF search of this many attacker nodes for the side to
-                                      # move at a node below the root; a VCF proves it won (0: off).
-                                      # 15x15, 100 games each: +127 [+71, +183] Elo at 400 visits
-                                      # (at creation), +74 [+12, +141] at 1 s a move (after 2)
-                                      # (benchmarks/results/leaf-vcf)
+    leaf_vcf_nodes: Optional[int] = None  # > 0: a VCF search of this many attacker nodes for the
+                                      # side to move at a node below the root; a VCF proves it won
+                                      # (0: off). None: LEAF_VCF_NODES_NATIVE (300) where the C
+                                      # prover serves the rule, else LEAF_VCF_NODES_PYTHON (30)
+                                      # (leaf_vcf_budget). 30 at 15x15, 100 games each: +127
+                                      # [+71, +183] Elo at 400 visits (at creation), +74 [+12, +141]
+                                      # at 1 s a move (after 2) (benchmarks/results/leaf-vcf)
     leaf_vcf_after: int = 2           # ... searched when a simulation reaches the node with this
                                       # many visits (its own evaluation is the first): 0 when it is
                                       # created, 1 when the search first passes through it, ...
@@ -207,6 +218,15 @@ class MCTSConfig:
         checks.check_mcts_config(self)   # ConfigError (a ValueError) naming the field
 
 
+def leaf_vcf_budget(cfg: MCTSConfig, board: Board) -> int:
+    """The leaf VCF's attacker-node budget for searches of ``board``: ``cfg.leaf_vcf_nodes``, or
+    where that is None, the default for the prover that serves the board's rule
+    (:data:`LEAF_VCF_NODES_NATIVE` or :data:`LEAF_VCF_NODES_PYTHON`). 0: no leaf VCF."""
+    if cfg.leaf_vcf_nodes is not None:
+        return cfg.leaf_vcf_nodes
+    return LEAF_VCF_NODES_NATIVE if native.serves(board) else LEAF_VCF_NODES_PYTHON
+
+
 def config_overrides(text: str) -> Dict[str, Any]:
     """Parse ``"c_puct=1.2,fpu_reduction=0.3"`` (the ``PYGOMOKU_MCTS`` A/B switch) into
     :class:`MCTSConfig` field values, each converted to its field's type (bool: 0/1, true/false).
@@ -214,6 +234,7 @@ def config_overrides(text: str) -> Dict[str, Any]:
     :class:`~gomoku_ai.checks.ConfigError` naming it; the values' ranges are checked when the
     config is built (``dataclasses.replace``)."""
     kinds = {f.name: type(getattr(MCTSConfig(), f.name)) for f in dataclasses.fields(MCTSConfig)}
+    kinds["leaf_vcf_nodes"] = int       # None by default (leaf_vcf_budget); set, a count
     out: Dict[str, Any] = {}
     for item in (t.strip() for t in text.split(",")):
         if not item:
@@ -270,6 +291,7 @@ class SearchTree:
         self._near_root: np.ndarray = np.zeros((0, 0), bool)
         self._root_len = 0
         self._ctx: Optional[tactics._Ctx] = None  # the tactics view of ``board`` (set by attach)
+        self.leaf_vcf_nodes = 0                 # leaf_vcf_budget for ``board`` (set by attach)
         #: the leaf VCF searches' transposition table (Board.hash -> fours searched without a
         #: VCF), kept across moves and searches of the same board (size, rule, walls), dropped
         #: past LEAF_VCF_TT_MAX entries
@@ -292,6 +314,7 @@ class SearchTree:
         self.restrict = restrict
         self.board = board
         self._ctx = tactics._Ctx(board)
+        self.leaf_vcf_nodes = leaf_vcf_budget(self.cfg, board)
         self._root_len = len(board.moves)
         self._near_root = movegen.near_mask(board, self.cfg.radius)
 
@@ -510,7 +533,7 @@ def _descend(tree: SearchTree, board: Board, stats: SearchStats
         if not node.expanded:
             # an unexpanded node below the root is a leaf pending in this batch: a collision
             return (path, None, None) if path else (path, node, None)
-        if cfg.leaf_vcf_nodes and path and not node.vcf_checked and node.n + 1 >= cfg.leaf_vcf_after:
+        if tree.leaf_vcf_nodes and path and not node.vcf_checked and node.n + 1 >= cfg.leaf_vcf_after:
             line = _leaf_vcf(tree, node, stats)
             if line is not None:
                 if cfg.leaf_vcf_cut:
@@ -534,7 +557,7 @@ def _descend(tree: SearchTree, board: Board, stats: SearchStats
             child = Node()
             _init_threats(child, node, m, board)
             stats.new_nodes += 1
-            if cfg.leaf_vcf_nodes and cfg.leaf_vcf_after <= 0:
+            if tree.leaf_vcf_nodes and cfg.leaf_vcf_after <= 0:
                 _leaf_vcf(tree, child, stats)   # (no sibling cut: the child may not be kept)
             if tree.n_nodes < cfg.max_nodes:
                 node.children[i] = child
@@ -549,7 +572,7 @@ def _descend(tree: SearchTree, board: Board, stats: SearchStats
 
 def _leaf_vcf(tree: SearchTree, node: Node, stats: SearchStats) -> Optional[List[int]]:
     """Search a VCF for the side to move at ``node`` (the tree's board is at its position), once per
-    node, within ``leaf_vcf_nodes`` attacker nodes. One found proves the node won, so the move that
+    node, within ``tree.leaf_vcf_nodes`` attacker nodes. One found proves the node won, so the move that
     led to it is a proven loss for its mover (MCTS-solver backup). The VCF line when it was proven,
     else None."""
     node.vcf_checked = True
@@ -561,7 +584,7 @@ def _leaf_vcf(tree: SearchTree, node: Node, stats: SearchStats) -> Optional[List
         if len(tree.vcf_tt) > LEAF_VCF_TT_MAX:
             tree.vcf_tt = {}
         tt = tree.vcf_tt
-    res = tactics._vcf_in(ctx, tree.cfg.leaf_vcf_nodes, None, tt=tt)
+    res = tactics._vcf_in(ctx, tree.leaf_vcf_nodes, None, tt=tt)
     if not res.line:
         return None
     node.proven = 1

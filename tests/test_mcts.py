@@ -565,6 +565,28 @@ def test_leaf_vcf_config_is_checked() -> None:
         MCTSConfig(leaf_vcf_nodes=-1)
 
 
+@pytest.mark.parametrize("rule", list(Rule))
+def test_leaf_vcf_budget_follows_the_prover(rule: Rule, monkeypatch: pytest.MonkeyPatch) -> None:
+    """By default the leaf VCF gets the larger budget exactly where the C prover serves the rule;
+    a set value is kept whatever the prover, and a search attaches the budget to its tree."""
+    import gomoku_ai.mcts as mcts_mod
+    from gomoku_ai import native
+    b = Board(15, rule=rule)
+    b.push(7 * 15 + 7)
+    for enabled in (True, False):
+        monkeypatch.setattr(native, "ENABLED", enabled and native._c is not None)
+        want = mcts_mod.LEAF_VCF_NODES_NATIVE if native.serves(b) else mcts_mod.LEAF_VCF_NODES_PYTHON
+        if not native.ENABLED or rule not in native.RULES:
+            assert want == mcts_mod.LEAF_VCF_NODES_PYTHON
+        assert mcts_mod.leaf_vcf_budget(MCTSConfig(), b) == want
+        assert mcts_mod.leaf_vcf_budget(MCTSConfig(leaf_vcf_nodes=7), b) == 7
+        assert mcts_mod.leaf_vcf_budget(MCTSConfig(leaf_vcf_nodes=0), b) == 0
+        m = MCTS(HeuristicEvaluator(), MCTSConfig())
+        m.search(b, visits=20)
+        assert m.tree.leaf_vcf_nodes == want
+    assert mcts_mod.with_overrides(MCTSConfig(), "leaf_vcf_nodes=300").leaf_vcf_nodes == 300
+
+
 def _game_positions(count: int) -> list:
     """The first ``count`` unfinished middle-game positions of benchmarks/data/vct_game_positions.txt
     (read by the benchmark's own reader)."""
@@ -683,5 +705,5 @@ def test_leaf_vcf_table_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     st = m.search(b, visits=300)
     assert st.leaf_vcf_wins > 0
     # one VCF search stores at most one entry per attacker node past the limit
-    bound = 50 + MCTSConfig().leaf_vcf_nodes
+    bound = 50 + mcts_mod.LEAF_VCF_NODES_PYTHON
     assert unbounded > bound and 0 < len(m.tree.vcf_tt) <= bound
