@@ -11,7 +11,8 @@ the moves it keeps (the search is then restricted to a set that holds the real d
 after which the oracle still mates (our VCT does not see those mates).
 Also the player itself (``Player.think`` at ``--player-ms``, heuristic evaluator so that no
 network is needed): how many positions its move is in the answer (``player_right``), and the names of
-the others (``player_wrong``). ``vcf_prover`` says whether the C core ran (``PYGOMOKU_NATIVE=0``: Python).
+the others (``player_wrong``). ``vcf_prover`` says whether the C core ran (``PYGOMOKU_NATIVE=0``: Python), ``vct_search`` whether the
+VCT search itself ran in C (``PYGOMOKU_VCT_NATIVE=0``: Python, with the C VCF inside).
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from gomoku_ai import native  # noqa: E402
+from gomoku_ai import vct as V  # noqa: E402
 from gomoku_ai.vct import read_positions, vct_defences, vct_search  # noqa: E402
 from gomoku_ai.player import Limit, Player  # noqa: E402
 
@@ -40,7 +42,8 @@ def main() -> int:
     a = ap.parse_args()
     positions = read_positions(a.set)
     out = {"set": a.set, "positions": len(positions), "ms": a.ms,
-           "python": platform.python_version(), "vcf_prover": native.status(), "win": {}, "defend": {}}
+           "python": platform.python_version(), "vcf_prover": native.status(),
+           "vct_search": "c" if V.NATIVE_VCT and native.available() else "python", "win": {}, "defend": {}}
     for kind in ("win", "defend"):
         items = [p for p in positions if p.kind == kind]
         times, solved, covered, player_ok = [], 0, 0, 0

@@ -226,11 +226,16 @@ static int attack(Search *s, int depth, int nd, const int *D, int ply) {
 /* The board lines of one geometry, in the order of tactics._Geo.lines (direction by direction:
  * (1, 0), (0, 1), (1, 1), (-1, 1); lines by their first square in row-major order), as flat
  * squares; kept for the last width and height asked. */
-typedef struct { int w, h, count; unsigned char len[256], dir[256]; short flat[256][32]; } Lines;
+typedef struct {
+    int w, h, count;
+    unsigned char len[256], dir[256];
+    short flat[256][32];
+    short pad[256][32];          /* the same squares in a Search's cells (load_cells: off = w + 2) */
+} Lines;
 
 static const Lines *board_lines(int w, int h) {
     static const int DX[4] = {1, 0, 1, -1}, DY[4] = {0, 1, 1, 1};
-    static Lines g = {0, 0, 0, {0}, {0}, {{0}}};
+    static Lines g = {0, 0, 0, {0}, {0}, {{0}}, {{0}}};
     if (g.w == w && g.h == h) return &g;
     g.count = 0;
     for (int d = 0; d < 4; d++)
@@ -242,6 +247,7 @@ static const Lines *board_lines(int w, int h) {
                 while (L < 32) {
                     int xx = x + L * DX[d], yy = y + L * DY[d];
                     if (xx < 0 || xx >= w || yy >= h) break;
+                    g.pad[g.count][L] = (short)((yy + 1) * (w + 1) + xx + w + 2);
                     g.flat[g.count][L++] = (short)(yy * w + xx);
                 }
                 g.len[g.count] = (unsigned char)L;
@@ -261,14 +267,10 @@ static int root_scan(Search *s, int *own, int *D, int *nd) {
     const unsigned char *b = s->cell;
     int n = s->n, w = s->w, att = s->att, dfn = s->dfn;
     const Lines *g = board_lines(w, s->h);
-    int q[32];
     for (int li = 0; li < g->count; li++) {
         int L = g->len[li];
         if (L < n) continue;
-        for (int k = 0; k < L; k++) {
-            int m = g->flat[li][k];
-            q[k] = (m / w + 1) * s->p + m % w + s->off;
-        }
+        const short *q = g->pad[li];
         int ca = 0, cd = 0, ce = 0;       /* attacker, defender, empty in the window */
         unsigned seen = 0;
         for (int k = 0; k < L; k++) {
@@ -303,8 +305,107 @@ static int root_scan(Search *s, int *own, int *D, int *nd) {
 
 static int to_flat(const Search *s, int q) { int pi = q - s->off; return (pi / s->p - 1) * s->w + pi % s->p; }
 
+/* The prover's buffers, shared by every search (one at a time: the GIL is held throughout). */
+static int *g_cands = NULL;
+static int g_capc = 0;
+static unsigned g_tried[MAX_CELLS];
+static unsigned g_stamp = 0;
+
+/* The transposition table, the Zobrist keys and the candidate stack, made at the first search. */
+static int prover_tables(void) {
+    if (!tt) {
+        tt = (TTEntry *)calloc(TT_SIZE, sizeof(TTEntry));
+        if (!tt) return -1;
+        uint64_t seed = 0x5EED60C0FFEEull;
+        for (int i = 0; i < MAX_CELLS; i++)
+            for (int c = 0; c < 4; c++) zob[i][c] = splitmix(&seed);
+    }
+    if (!g_cands) {
+        g_cands = (int *)malloc(sizeof(int) * 4096);
+        if (!g_cands) return -1;
+        g_capc = 4096;
+    }
+    return 0;
+}
+
+/* The key of a prover position: the salt (rule, size) with the attacker, and every stone and wall. */
+static uint64_t key_base(unsigned long long salt, int att) {
+    uint64_t hs = salt * 0x9E3779B97F4A7C15ull + (uint64_t)att;
+    return splitmix(&hs);
+}
+
+static uint64_t stones_key(const Search *s) {
+    uint64_t h = 0;
+    for (int pi = 0; pi < s->size; pi++) {
+        int v = s->cell[pi];
+        if (v != EMPTY) h ^= zob[pi][v];
+    }
+    return h;
+}
+
+/* Copy a Board buffer (validated by the caller: need cells) into s, shifted by off = p + 1 WALL
+ * cells: a step off the board's first row or last row lands on a WALL here too (Python reads
+ * index -1 of its buffer for one of them). */
+static void load_cells(Search *s, const void *cells, Py_ssize_t need, int w, int h, int n, int exact) {
+    int p = w + 1, off = p + 1;
+    memset(s->cell, WALL, sizeof(s->cell));
+    memcpy(s->cell + off, cells, (size_t)need);
+    s->off = off; s->w = w; s->h = h; s->p = p; s->n = n; s->exact = exact;
+    s->size = (int)need + 2 * off;
+    s->dirs[0] = 1; s->dirs[1] = p; s->dirs[2] = p + 1; s->dirs[3] = p - 1;
+}
+
+/* The VCF of att on s's cells (prover_tables made): iterative deepening up to max_depth fours.
+ * key: the position's key (key_base(salt, att) ^ stones_key). deadline: CLOCK_MONOTONIC seconds,
+ * <= 0 for none. Writes the line (padded squares) to s->line and returns its length (0: none),
+ * -1 when the candidate stack cannot grow; *depth, *complete and s->nodes, s->aborted say the rest. */
+static int vcf_run(Search *s, int att, long long node_limit, int max_depth, double deadline,
+                   uint32_t table, uint64_t key, int *depth_out, int *complete_out) {
+    if (g_stamp > 0xF0000000u) { memset(g_tried, 0, sizeof(g_tried)); g_stamp = 0; }
+    s->att = att; s->dfn = 3 - att;
+    s->nodes = 0; s->cut = 0; s->aborted = 0;
+    s->node_limit = node_limit;
+    s->table = table;
+    s->deadline = deadline;
+    s->cands = g_cands; s->capc = g_capc; s->ncands = 0;
+    s->tried = g_tried; s->stamp = g_stamp;
+    s->hash = key;
+    int len = 0, depth = 0, complete = 0;
+    int D[2], nd = 0, own = -1;
+    int rc = root_scan(s, &own, D, &nd);
+    if (rc == 0 && own >= 0) {
+        s->line[0] = own;
+        len = 1;
+    } else if (rc == 0) {
+        for (depth = 1; depth <= max_depth; depth++) {
+            long long cut0 = s->cut;
+            int r = attack(s, depth, nd, D, 0);
+            if (r < 0) break;
+            if (r > 0) { len = r; break; }
+            if (s->cut == cut0) { complete = 1; break; }
+        }
+        if (depth > max_depth) depth = max_depth;
+    }
+    g_cands = s->cands; g_capc = s->capc; g_stamp = s->stamp;    /* (the stack may have grown) */
+    *depth_out = depth;
+    *complete_out = complete;
+    return rc ? -1 : len;
+}
+
+/* A Python list of the flat squares of the padded squares line[0..len). */
+static PyObject *flat_list(const Search *s, const int *line, int len) {
+    PyObject *out = PyList_New(len);
+    if (!out) return NULL;
+    for (int i = 0; i < len; i++) {
+        PyObject *v = PyLong_FromLong(to_flat(s, line[i]));
+        if (!v) { Py_DECREF(out); return NULL; }
+        PyList_SET_ITEM(out, i, v);
+    }
+    return out;
+}
+
 /* search(buf, width, height, n, exact, attacker, node_limit, max_depth, budget_s, salt, table)
- *   -> (line tuple of flat moves or None, nodes, depth, complete, aborted) */
+ *   -> (line list of flat moves or None, nodes, depth, complete, aborted) */
 static PyObject *vcf_search(PyObject *self, PyObject *args) {
     Py_buffer buf;
     int w, h, n, exact, att, max_depth;
@@ -324,72 +425,19 @@ static PyObject *vcf_search(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "_native.search: bad board geometry or arguments");
         return NULL;
     }
-    if (!tt) {
-        tt = (TTEntry *)calloc(TT_SIZE, sizeof(TTEntry));
-        if (!tt) { PyBuffer_Release(&buf); return PyErr_NoMemory(); }
-        uint64_t seed = 0x5EED60C0FFEEull;
-        for (int i = 0; i < MAX_CELLS; i++)
-            for (int c = 0; c < 4; c++) zob[i][c] = splitmix(&seed);
-    }
-    /* one search at a time: the GIL is held throughout, so the state and its buffers are static */
+    if (prover_tables()) { PyBuffer_Release(&buf); return PyErr_NoMemory(); }
     static Search S;
-    static int *cands = NULL;
-    static int capc = 0;
-    static unsigned tried[MAX_CELLS];
-    static unsigned stamp = 0;
     Search *s = &S;
-    if (!cands) {
-        cands = (int *)malloc(sizeof(int) * 4096);
-        if (!cands) { PyBuffer_Release(&buf); return PyErr_NoMemory(); }
-        capc = 4096;
-    }
-    if (stamp > 0xF0000000u) { memset(tried, 0, sizeof(tried)); stamp = 0; }
-    /* the board's buffer shifted by off = p + 1 WALL cells: a step off the board's first row or
-     * last row lands on a WALL here too (Python reads index -1 of its buffer for one of them) */
-    int off = p + 1;
-    memset(s->cell, WALL, sizeof(s->cell));
-    memcpy(s->cell + off, buf.buf, (size_t)need);
+    load_cells(s, buf.buf, need, w, h, n, exact);
     PyBuffer_Release(&buf);
-    s->off = off;
-    s->w = w; s->h = h; s->p = p; s->n = n; s->exact = exact; s->att = att; s->dfn = 3 - att;
-    s->size = (int)need + 2 * off;
-    s->dirs[0] = 1; s->dirs[1] = p; s->dirs[2] = p + 1; s->dirs[3] = p - 1;
-    s->nodes = 0; s->cut = 0; s->aborted = 0;
-    s->node_limit = node_limit;
-    s->table = table;
-    s->deadline = budget > 0 ? now_s() + budget : 0;
-    s->cands = cands; s->capc = capc; s->ncands = 0;
-    s->tried = tried; s->stamp = stamp;
-    /* the position's key: salt (rule, size, attacker) and every stone and wall on the board */
-    uint64_t hs = salt * 0x9E3779B97F4A7C15ull + (uint64_t)att;
-    s->hash = splitmix(&hs);
-    for (int pi = 0; pi < s->size; pi++) {
-        int v = s->cell[pi];
-        if (v != EMPTY) s->hash ^= zob[pi][v];
-    }
-    int len = 0, depth = 0, complete = 0;
-    int D[2], nd = 0, own = -1;
-    int rc = root_scan(s, &own, D, &nd);
-    if (rc == 0 && own >= 0) {
-        s->line[0] = own;
-        len = 1;
-    } else if (rc == 0) {
-        for (depth = 1; depth <= max_depth; depth++) {
-            long long cut0 = s->cut;
-            int r = attack(s, depth, nd, D, 0);
-            if (r < 0) break;
-            if (r > 0) { len = r; break; }
-            if (s->cut == cut0) { complete = 1; break; }
-        }
-        if (depth > max_depth) depth = max_depth;
-    }
-    cands = s->cands; capc = s->capc; stamp = s->stamp;    /* (the stack may have grown) */
-    if (rc) return PyErr_NoMemory();
+    int depth, complete;
+    int len = vcf_run(s, att, node_limit, max_depth, budget > 0 ? now_s() + budget : 0, table,
+                      key_base(salt, att) ^ stones_key(s), &depth, &complete);
+    if (len < 0) return PyErr_NoMemory();
     PyObject *line;
     if (len > 0) {
-        line = PyList_New(len);
+        line = flat_list(s, s->line, len);
         if (!line) return NULL;
-        for (int i = 0; i < len; i++) PyList_SET_ITEM(line, i, PyLong_FromLong(to_flat(s, s->line[i])));
     } else {
         line = Py_None;
         Py_INCREF(line);
@@ -548,26 +596,20 @@ static void line_info(const Search *s, int pi, int step, int c, LineInfo *r) {
     }
 }
 
-/* The board of a threats / four_moves call in S-like form (cells shifted by off, as search()). */
-static int load_board(Search *s, PyObject *args, int *c, int *need_stones) {
+/* The board of a threats / four_moves call (cells shifted by off, as search()). */
+static int load_board(Search *s, PyObject *args, int *c) {
     Py_buffer buf;
     int w, h, n, exact;
     if (!PyArg_ParseTuple(args, "y*iiiii", &buf, &w, &h, &n, &exact, c)) return -1;
-    int p = w + 1;
-    Py_ssize_t need = (Py_ssize_t)(h + 2) * p + 1;
+    Py_ssize_t need = (Py_ssize_t)(h + 2) * (w + 1) + 1;
     if (w < 5 || h < 5 || w > 32 || h > 32 || n < 3 || n > 8 || (*c != 1 && *c != 2)
         || buf.len != need) {
         PyBuffer_Release(&buf);
         PyErr_SetString(PyExc_ValueError, "_native: bad board geometry or colour");
         return -1;
     }
-    int off = p + 1;
-    memset(s->cell, WALL, sizeof(s->cell));
-    memcpy(s->cell + off, buf.buf, (size_t)need);
+    load_cells(s, buf.buf, need, w, h, n, exact);
     PyBuffer_Release(&buf);
-    s->off = off; s->w = w; s->h = h; s->p = p; s->n = n; s->exact = exact;
-    s->dirs[0] = 1; s->dirs[1] = p; s->dirs[2] = p + 1; s->dirs[3] = p - 1;
-    (void)need_stones;
     return 0;
 }
 
@@ -576,15 +618,12 @@ static int load_board(Search *s, PyObject *args, int *c, int *need_stones) {
 static int window_squares(const Search *s, int c, int k, int *out, int max) {
     static unsigned char mark[MAX_CELLS];
     const unsigned char *b = s->cell;
-    int n = s->n, cnt = 0, q[32];
+    int n = s->n, cnt = 0;
     const Lines *g = board_lines(s->w, s->h);
     memset(mark, 0, sizeof(mark));
     for (int li = 0; li < g->count; li++) {
         int L = g->len[li];
-        for (int t = 0; t < L; t++) {
-            int m = g->flat[li][t];
-            q[t] = (m / s->w + 1) * s->p + m % s->w + s->off;
-        }
+        const short *q = g->pad[li];
         int cc = 0, ce = 0;
         for (int j = 0; j < L; j++) {
             int v = b[q[j]];
@@ -606,32 +645,40 @@ static int threat_cmp(const void *x, const void *y) {
     return a[0] - b[0];
 }
 
-/* threats(buf, width, height, n, exact, colour) -> [(move, fours, threes), ...]: vct._threats
- * (moves making a four or an open three, not a five; most threatening first, then by move). */
-static PyObject *threats(PyObject *self, PyObject *args) {
-    static Search T;
-    static int sq[MAX_CELLS], rows[MAX_CELLS][3];
-    int c;
-    (void)self;
-    if (load_board(&T, args, &c, NULL)) return NULL;
-    int ns = window_squares(&T, c, T.n - 3, sq, MAX_CELLS), nr = 0;
+/* vct._threats of c on s: rows (padded move, fours, threes), most threatening first, then by
+ * move. Returns how many. */
+static int threat_rows(const Search *s, int c, int rows[][3]) {
+    static int sq[MAX_CELLS];
+    int ns = window_squares(s, c, s->n - 3, sq, MAX_CELLS), nr = 0;
     for (int k = 0; k < ns; k++) {
         int m = sq[k], fours = 0, threes = 0, five = 0;
         for (int d = 0; d < 4 && !five; d++) {
             LineInfo li;
-            line_info(&T, m, T.dirs[d], c, &li);
+            line_info(s, m, s->dirs[d], c, &li);
             if (li.five) five = 1;
             else if (li.nf) fours++;
             else if (li.nt) threes++;
         }
         if (five || !(fours || threes)) continue;
-        rows[nr][0] = to_flat(&T, m); rows[nr][1] = fours; rows[nr][2] = threes; nr++;
+        rows[nr][0] = m; rows[nr][1] = fours; rows[nr][2] = threes; nr++;
     }
-    qsort(rows, (size_t)nr, sizeof(rows[0]), threat_cmp);
+    qsort(rows, (size_t)nr, sizeof(rows[0]), threat_cmp);   /* (padded order is flat order) */
+    return nr;
+}
+
+/* threats(buf, width, height, n, exact, colour) -> [(move, fours, threes), ...]: vct._threats
+ * (moves making a four or an open three, not a five; most threatening first, then by move). */
+static PyObject *threats(PyObject *self, PyObject *args) {
+    static Search T;
+    static int rows[MAX_CELLS][3];
+    int c;
+    (void)self;
+    if (load_board(&T, args, &c)) return NULL;
+    int nr = threat_rows(&T, c, rows);
     PyObject *out = PyList_New(nr);
     if (!out) return NULL;
     for (int k = 0; k < nr; k++) {
-        PyObject *t = Py_BuildValue("(iii)", rows[k][0], rows[k][1], rows[k][2]);
+        PyObject *t = Py_BuildValue("(iii)", to_flat(&T, rows[k][0]), rows[k][1], rows[k][2]);
         if (!t) { Py_DECREF(out); return NULL; }
         PyList_SET_ITEM(out, k, t);
     }
@@ -645,7 +692,7 @@ static PyObject *four_moves(PyObject *self, PyObject *args) {
     static int sq[MAX_CELLS];
     int c;
     (void)self;
-    if (load_board(&T, args, &c, NULL)) return NULL;
+    if (load_board(&T, args, &c)) return NULL;
     int ns = window_squares(&T, c, T.n - 2, sq, MAX_CELLS);
     PyObject *out = PyList_New(0);
     if (!out) return NULL;
@@ -674,6 +721,418 @@ static PyObject *four_moves(PyObject *self, PyObject *args) {
     return out;
 }
 
+/* ---------------------------------------------------------------------------------------------
+ * The VCT (gomoku_ai.vct._VCT without verify_defences), FREESTYLE and STANDARD: the same AND/OR
+ * search, move for move, on the prover's board, with its inner VCF searches made by vcf_run. The
+ * search's memos (its transposition table by depth, and its VCF answers by position) are hash maps
+ * of their own; the move-ordering hints stay the caller's Python dictionaries (vct.Hints), keyed
+ * by the position's key relative to the search's root. */
+
+typedef struct { uint64_t *k; long long *v; unsigned char *used; size_t cap, cnt; } Map;
+
+static void map_free(Map *m) { free(m->k); free(m->v); free(m->used); memset(m, 0, sizeof(*m)); }
+
+static void map_clear(Map *m) { if (m->used) memset(m->used, 0, m->cap); m->cnt = 0; }
+
+static size_t map_slot(const Map *m, uint64_t key) {
+    size_t i = (size_t)(key ^ (key >> 29)) & (m->cap - 1);
+    while (m->used[i] && m->k[i] != key) i = (i + 1) & (m->cap - 1);
+    return i;
+}
+
+static int map_get(const Map *m, uint64_t key, long long *val) {
+    if (!m->cnt) return 0;
+    size_t i = map_slot(m, key);
+    if (!m->used[i]) return 0;
+    *val = m->v[i];
+    return 1;
+}
+
+static int map_put(Map *m, uint64_t key, long long val) {
+    if (2 * (m->cnt + 1) > m->cap) {               /* grow to keep the load under one half */
+        Map g;
+        g.cap = m->cap ? 2 * m->cap : 1024;
+        g.cnt = 0;
+        g.k = (uint64_t *)malloc(g.cap * sizeof(uint64_t));
+        g.v = (long long *)malloc(g.cap * sizeof(long long));
+        g.used = (unsigned char *)calloc(g.cap, 1);
+        if (!g.k || !g.v || !g.used) { map_free(&g); return -1; }
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->used[i]) {
+                size_t j = map_slot(&g, m->k[i]);
+                g.used[j] = 1; g.k[j] = m->k[i]; g.v[j] = m->v[i]; g.cnt++;
+            }
+        map_free(m);
+        *m = g;
+    }
+    size_t i = map_slot(m, key);
+    if (!m->used[i]) { m->used[i] = 1; m->k[i] = key; m->cnt++; }
+    m->v[i] = val;
+    return 0;
+}
+
+#define VCT_LINE 256        /* the longest line kept: VCF lines are at most 2 * 40 + 3 moves, and
+                             * a VCT adds two a level */
+#define VCT_MAX_DEPTH 20    /* each level holds about 40 KB of stack */
+#define VCT_ABORT (-1)
+
+typedef struct {
+    Search *s;
+    int att, dfn, side;            /* attacker, defender, side to move */
+    uint64_t stones, base[3], root;
+    long long nodes, node_limit, vcf_total, cut;
+    int vcf_nodes, max_threats, replay;
+    double deadline;               /* CLOCK_MONOTONIC seconds; <= 0: none */
+    uint32_t table;
+    int error;                     /* a Python exception is set (memory, hints) */
+    Map tt, memo;
+    int *pool;                     /* the VCF lines of memo */
+    size_t npool, cappool;
+    PyObject *hatt, *hdef;         /* vct.Hints.attack and .defence, or NULL */
+} VCT;
+
+static void vput(VCT *v, int pi, int c) { v->s->cell[pi] = (unsigned char)c; v->stones ^= zob[pi][c]; v->side = 3 - v->side; }
+static void vdel(VCT *v, int pi) {
+    int c = v->s->cell[pi];
+    v->s->cell[pi] = EMPTY; v->stones ^= zob[pi][c]; v->side = 3 - v->side;
+}
+static uint64_t vkey(const VCT *v) { return v->base[v->side] ^ v->stones; }
+
+static int vtick(VCT *v) {
+    v->nodes++;
+    if (v->nodes >= v->node_limit) return VCT_ABORT;
+    if (v->deadline > 0 && now_s() > v->deadline) return VCT_ABORT;
+    return 0;
+}
+
+static int vfail(VCT *v) { v->error = 1; return VCT_ABORT; }
+
+static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
+
+/* The sorted five-points (padded squares) of both colours, in one pass over the board's
+ * n-windows: fp[c - 1][0..nfp[c - 1]). */
+static void vfive_points(VCT *v, int fp[2][MAX_CELLS], int nfp[2]) {
+    static unsigned mark[2][MAX_CELLS], stamp = 0;
+    if (++stamp == 0) { memset(mark, 0, sizeof(mark)); stamp = 1; }
+    const Search *s = v->s;
+    const unsigned char *b = s->cell;
+    int n = s->n;
+    const Lines *g = board_lines(s->w, s->h);
+    nfp[0] = nfp[1] = 0;
+    for (int li = 0; li < g->count; li++) {
+        int L = g->len[li];
+        if (L < n) continue;
+        const short *q = g->pad[li];
+        int cnt[4] = {0, 0, 0, 0};
+        for (int k = 0; k < L; k++) {
+            cnt[b[q[k]]]++;
+            if (k >= n) cnt[b[q[k - n]]]--;
+            if (k < n - 1 || cnt[EMPTY] != 1) continue;
+            int c = cnt[1] == n - 1 ? 1 : cnt[2] == n - 1 ? 2 : 0;
+            if (!c) continue;
+            int e = -1;
+            for (int i = k - n + 1; i <= k; i++) if (b[q[i]] == EMPTY) e = q[i];
+            if (mark[c - 1][e] == stamp) continue;
+            mark[c - 1][e] = stamp;
+            if (makes_five(s, e, c)) fp[c - 1][nfp[c - 1]++] = e;
+        }
+    }
+    qsort(fp[0], (size_t)nfp[0], sizeof(int), cmp_int);
+    qsort(fp[1], (size_t)nfp[1], sizeof(int), cmp_int);
+}
+
+/* _VCT._vcf: the side to move's VCF, memoised by position for the whole search. Writes the line
+ * to out, *aborted; returns its length (0: none) or VCT_ABORT. */
+static int vvcf(VCT *v, int *out, int *aborted) {
+    if (v->deadline > 0 && now_s() > v->deadline) return VCT_ABORT;
+    uint64_t key = vkey(v);
+    long long hit;
+    if (map_get(&v->memo, key, &hit)) {
+        int len = (int)((hit >> 1) & 0xFF);
+        *aborted = (int)(hit & 1);
+        memcpy(out, v->pool + (hit >> 9), sizeof(int) * (size_t)len);
+        return len;
+    }
+    int len = 0, ab = 1;
+    Search *s = v->s;
+    if (!(v->deadline > 0 && v->deadline - now_s() <= 0)) {   /* native.vcf: no time, no search */
+        int depth, complete;
+        len = vcf_run(s, v->side, v->vcf_nodes > 1 ? v->vcf_nodes : 1, 40, v->deadline, v->table,
+                      key, &depth, &complete);
+        if (len < 0) { PyErr_NoMemory(); return vfail(v); }
+        v->vcf_total += s->nodes;
+        ab = s->aborted;
+        memcpy(out, s->line, sizeof(int) * (size_t)len);
+    }
+    if (v->npool + (size_t)len > v->cappool) {
+        size_t cap = v->cappool ? 2 * v->cappool : 4096;
+        while (cap < v->npool + (size_t)len) cap *= 2;
+        int *np = (int *)realloc(v->pool, cap * sizeof(int));
+        if (!np) { PyErr_NoMemory(); return vfail(v); }
+        v->pool = np; v->cappool = cap;
+    }
+    memcpy(v->pool + v->npool, out, sizeof(int) * (size_t)len);
+    if (map_put(&v->memo, key, ((long long)v->npool << 9) | (len << 1) | ab)) {
+        PyErr_NoMemory();
+        return vfail(v);
+    }
+    v->npool += (size_t)len;
+    *aborted = ab;
+    return len;
+}
+
+/* The hint of a dictionary (vct.Hints) for the current position: a padded square, or -1. */
+static int vhint(VCT *v, PyObject *dict) {
+    if (!dict) return -1;
+    PyObject *key = PyLong_FromUnsignedLongLong(vkey(v) ^ v->root);
+    if (!key) return vfail(v), -2;
+    PyObject *val = PyDict_GetItemWithError(dict, key);
+    Py_DECREF(key);
+    if (!val) return PyErr_Occurred() ? (vfail(v), -2) : -1;
+    long f = PyLong_AsLong(val);
+    if (f == -1 && PyErr_Occurred()) { PyErr_Clear(); return -1; }
+    const Search *s = v->s;
+    if (f < 0 || f >= (long)s->w * s->h) return -1;
+    return (int)((f / s->w + 1) * s->p + f % s->w + s->off);
+}
+
+static int vset_hint(VCT *v, PyObject *dict, uint64_t rel, int pi) {
+    if (!dict) return 0;
+    PyObject *key = PyLong_FromUnsignedLongLong(rel);
+    PyObject *val = key ? PyLong_FromLong(to_flat(v->s, pi)) : NULL;
+    int rc = (key && val) ? PyDict_SetItem(dict, key, val) : -1;
+    Py_XDECREF(key); Py_XDECREF(val);
+    return rc ? vfail(v) : 0;
+}
+
+/* vct._first: moves[0..n) with m moved to the front when it is one of them. */
+static void vfirst(int *moves, int n, int m) {
+    if (m < 0 || n == 0 || moves[0] == m) return;
+    for (int i = 1; i < n; i++)
+        if (moves[i] == m) {
+            memmove(moves + 1, moves, sizeof(int) * (size_t)i);
+            moves[0] = m;
+            return;
+        }
+}
+
+static int vdefend(VCT *v, int depth, int *out);
+
+/* _VCT._attack: attacker to move. The winning line's length written to out, 0, or VCT_ABORT. */
+static int vattack(VCT *v, int depth, int *out) {
+    if (vtick(v)) return VCT_ABORT;
+    int fp[2][MAX_CELLS], nfp[2];
+    vfive_points(v, fp, nfp);
+    if (nfp[v->att - 1]) { out[0] = fp[v->att - 1][0]; return 1; }
+    int nd = nfp[v->dfn - 1], *D = fp[v->dfn - 1];
+    if (nd >= 2) return 0;
+    int ab, len = vvcf(v, out, &ab);
+    if (len != 0) return len;
+    if (depth <= 0) { v->cut++; return 0; }
+    uint64_t h = vkey(v);
+    long long known;
+    if (map_get(&v->tt, h, &known) && known >= depth) return 0;
+    long long cut0 = v->cut;
+    int cands[MAX_CELLS], nc = 0;
+    if (nd) cands[nc++] = D[0];
+    else {
+        static int rows[MAX_CELLS][3];
+        int nr = threat_rows(v->s, v->att, rows);
+        for (int i = 0; i < nr && nc < v->max_threats; i++) cands[nc++] = rows[i][0];
+    }
+    int hint = vhint(v, v->hatt);
+    if (hint == -2) return VCT_ABORT;
+    vfirst(cands, nc, hint);
+    for (int i = 0; i < nc; i++) {
+        int m = cands[i];
+        vput(v, m, v->att);
+        int sub = vdefend(v, depth - 1, out + 1);
+        vdel(v, m);
+        if (sub < 0) return VCT_ABORT;
+        if (sub > 0) {
+            if (vset_hint(v, v->hatt, h ^ v->root, m)) return VCT_ABORT;
+            out[0] = m;
+            return sub + 1;
+        }
+    }
+    if (map_put(&v->tt, h, v->cut != cut0 ? depth : INF_DEPTH)) { PyErr_NoMemory(); return vfail(v); }
+    return 0;
+}
+
+/* _VCT._replay: the threatened VCF replayed after the defender's reply r (on the board, attacker
+ * to move). Its length written to out when it still wins, 0 when not, or VCT_ABORT. */
+static int vreplay(VCT *v, const int *threat, int tl, int r, int *out) {
+    for (int i = 0; i < tl; i++) if (threat[i] == r) return 0;
+    if (vtick(v)) return VCT_ABORT;
+    Search *s = v->s;
+    int F[8], pushed[VCT_LINE], np = 0, len = 0;
+    if (fives_through(s, r, v->dfn, F)) return 0;
+    for (int k = 0; k < tl; k += 2) {
+        int m = threat[k];
+        if (s->cell[m] != EMPTY) break;
+        if (makes_five(s, m, v->att)) { memcpy(out, threat, sizeof(int) * (size_t)(k + 1)); len = k + 1; break; }
+        vput(v, m, v->att);
+        pushed[np++] = m;
+        int nf = fives_through(s, m, v->att, F);
+        qsort(F, (size_t)nf, sizeof(int), cmp_int);
+        if (nf >= 2) {
+            memcpy(out, threat, sizeof(int) * (size_t)(k + 1));
+            out[k + 1] = F[0]; out[k + 2] = F[1];
+            len = k + 3;
+            break;
+        }
+        if (nf != 1 || k == tl - 1 || threat[k + 1] != F[0]) break;
+        vput(v, F[0], v->dfn);
+        pushed[np++] = F[0];
+        if (fives_through(s, F[0], v->dfn, F)) break;
+    }
+    while (np) vdel(v, pushed[--np]);
+    return len;
+}
+
+/* _VCT._defend: defender to move after an attacker move. The attacker's winning line from here
+ * written to out (its length), 0, or VCT_ABORT. */
+static int vdefend(VCT *v, int depth, int *out) {
+    Search *s = v->s;
+    int fp[2][MAX_CELLS], nfp[2], replies[MAX_CELLS], nrep = 0;
+    int threat[VCT_LINE], tl = 0;
+    vfive_points(v, fp, nfp);
+    if (nfp[v->dfn - 1]) return 0;                  /* the defender wins at once */
+    int nf = nfp[v->att - 1], *F = fp[v->att - 1];
+    if (nf >= 2) { out[0] = F[0]; out[1] = F[1]; return 2; }
+    if (nf == 1) replies[nrep++] = F[0];
+    else {
+        int ab;
+        v->side = v->att;                            /* the defender passes */
+        tl = vvcf(v, threat, &ab);
+        v->side = v->dfn;
+        if (tl <= 0) return tl;                      /* no threat: the move was not forcing */
+        int counter[VCT_LINE];
+        int cl = vvcf(v, counter, &ab);
+        if (cl < 0) return VCT_ABORT;
+        if (cl > 0 || ab) return 0;                  /* the defender may win first */
+        /* every move that could stop the threatened VCF: the squares within n steps of its line
+         * (tactics._relevant) and the defender's fours; the threat's own squares first */
+        static unsigned mark[MAX_CELLS], stamp = 0;
+        if (++stamp == 0) { memset(mark, 0, sizeof(mark)); stamp = 1; }
+        unsigned st = stamp;
+        static const int DX[4] = {1, 0, 1, -1}, DY[4] = {0, 1, 1, 1};
+        int cand[MAX_CELLS], ncand = 0;
+        for (int i = 0; i < tl; i++) {
+            int pi = threat[i] - s->off, x = pi % s->p, y = pi / s->p - 1;
+            for (int d = 0; d < 4; d++)
+                for (int k = -s->n; k <= s->n; k++) {
+                    int xx = x + k * DX[d], yy = y + k * DY[d];
+                    if (xx < 0 || xx >= s->w || yy < 0 || yy >= s->h) continue;
+                    int q = (yy + 1) * s->p + xx + s->off;
+                    if (s->cell[q] == EMPTY && mark[q] != st) { mark[q] = st; cand[ncand++] = q; }
+                }
+        }
+        int sq[MAX_CELLS];
+        int ns = window_squares(s, v->dfn, s->n - 2, sq, MAX_CELLS);
+        for (int i = 0; i < ns; i++) {
+            int m = sq[i], five = 0, four = 0;
+            if (mark[m] == st) continue;
+            for (int d = 0; d < 4; d++) {
+                LineInfo li;
+                line_info(s, m, s->dirs[d], v->dfn, &li);
+                if (li.five) { five = 1; break; }
+                if (li.nf) four = 1;
+            }
+            if (four && !five) { mark[m] = st; cand[ncand++] = m; }
+        }
+        for (int i = 0; i < tl; i++)
+            if (mark[threat[i]] == st) { replies[nrep++] = threat[i]; mark[threat[i]] = st - 1; }
+        qsort(cand, (size_t)ncand, sizeof(int), cmp_int);
+        for (int i = 0; i < ncand; i++) if (mark[cand[i]] == st) replies[nrep++] = cand[i];
+    }
+    uint64_t h = vkey(v);
+    int hint = vhint(v, v->hdef);
+    if (hint == -2) return VCT_ABORT;
+    vfirst(replies, nrep, hint);
+    int first = 0, scratch[VCT_LINE];
+    for (int i = 0; i < nrep; i++) {
+        int r = replies[i], *dst = first ? scratch : out + 1;
+        vput(v, r, v->dfn);
+        int sub = (tl > 0 && v->replay) ? vreplay(v, threat, tl, r, dst) : 0;
+        if (sub == 0) sub = vattack(v, depth, dst);
+        vdel(v, r);
+        if (sub < 0) return VCT_ABORT;
+        if (sub == 0) {
+            if (vset_hint(v, v->hdef, h ^ v->root, r)) return VCT_ABORT;
+            return 0;
+        }
+        if (!first) { out[0] = r; first = sub + 1; }
+    }
+    return first;
+}
+
+/* vct(buf, width, height, n, exact, attacker, max_depth, node_limit, vcf_nodes, max_threats,
+ *     budget_s, salt, table, replay, hints_attack, hints_defence, start_depth)
+ *   -> (line list of flat moves or None, nodes, vcf_nodes, aborted, depth) */
+static PyObject *vct_search(PyObject *self, PyObject *args) {
+    Py_buffer buf;
+    int w, h, n, exact, att, max_depth, vcf_nodes, max_threats, replay, start;
+    long long node_limit;
+    double budget;
+    unsigned long long salt;
+    unsigned int table;
+    PyObject *hatt, *hdef;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*iiiiiiLiidKIpOOi", &buf, &w, &h, &n, &exact, &att, &max_depth,
+                          &node_limit, &vcf_nodes, &max_threats, &budget, &salt, &table, &replay,
+                          &hatt, &hdef, &start))
+        return NULL;
+    Py_ssize_t need = (Py_ssize_t)(h + 2) * (w + 1) + 1;
+    if (w < 5 || h < 5 || w > 32 || h > 32 || n < 3 || n > 8 || (att != 1 && att != 2)
+        || buf.len != need || max_threats < 0 || max_depth > VCT_MAX_DEPTH || (hatt != Py_None && !PyDict_Check(hatt))
+        || (hdef != Py_None && !PyDict_Check(hdef))) {
+        PyBuffer_Release(&buf);
+        PyErr_SetString(PyExc_ValueError, "_native.vct: bad board geometry or arguments");
+        return NULL;
+    }
+    if (prover_tables()) { PyBuffer_Release(&buf); return PyErr_NoMemory(); }
+    static Search S;
+    VCT V;
+    VCT *v = &V;
+    memset(v, 0, sizeof(V));
+    v->s = &S;
+    load_cells(v->s, buf.buf, need, w, h, n, exact);
+    PyBuffer_Release(&buf);
+    v->att = att; v->dfn = 3 - att; v->side = att;
+    v->stones = stones_key(v->s);
+    v->base[1] = key_base(salt, 1); v->base[2] = key_base(salt, 2);
+    v->root = vkey(v);
+    v->node_limit = node_limit; v->vcf_nodes = vcf_nodes; v->max_threats = max_threats;
+    v->replay = replay; v->table = table;
+    v->deadline = budget > 0 ? now_s() + budget : 0;
+    v->hatt = hatt == Py_None ? NULL : hatt;
+    v->hdef = hdef == Py_None ? NULL : hdef;
+    int line[VCT_LINE * 2], len = 0, depth = 0, aborted = 0;
+    for (depth = start < 1 ? 1 : start; depth <= max_depth; depth++) {
+        map_clear(&v->tt);
+        long long cut0 = v->cut;
+        int r = vattack(v, depth, line);
+        if (r < 0) { aborted = 1; break; }
+        if (r > 0) { len = r; break; }
+        if (v->cut == cut0) break;
+    }
+    if (depth > max_depth) depth = max_depth;
+    map_free(&v->tt);
+    map_free(&v->memo);
+    free(v->pool);
+    if (v->error) return NULL;
+    PyObject *out;
+    if (len > 0) {
+        out = flat_list(v->s, line, len);
+        if (!out) return NULL;
+    } else {
+        out = Py_None;
+        Py_INCREF(out);
+    }
+    return Py_BuildValue("(NLLii)", out, v->nodes, v->vcf_total, aborted, depth);
+}
+
 static PyObject *vcf_clear(PyObject *self, PyObject *args) {
     (void)self; (void)args;
     if (tt) memset(tt, 0, sizeof(TTEntry) * TT_SIZE);
@@ -686,6 +1145,7 @@ static PyMethodDef methods[] = {
     {"window_scans", window_scans, METH_VARARGS, "Window scans (see gomoku_ai/native.py)."},
     {"threats", threats, METH_VARARGS, "vct._threats (see gomoku_ai/native.py)."},
     {"four_moves", four_moves, METH_VARARGS, "tactics._four_moves (see gomoku_ai/native.py)."},
+    {"vct", vct_search, METH_VARARGS, "vct._VCT (see gomoku_ai/native.py)."},
     {NULL, NULL, 0, NULL}
 };
 

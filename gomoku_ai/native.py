@@ -75,8 +75,8 @@ def status() -> str:
         return f"python (the C core is not built: {_IMPORT_ERROR})"
     if not ENABLED:
         return "python (PYGOMOKU_NATIVE=0)"
-    return ("c (gomoku_ai._native: the VCF prover and threat lists for freestyle and standard, "
-            "the window scans for every rule)")
+    return ("c (gomoku_ai._native: the VCF prover, the VCT search and the threat lists for freestyle "
+            "and standard, the window scans for every rule)")
 
 
 _TABLES = itertools.count(1)
@@ -112,6 +112,44 @@ def vcf(board: Board, node_limit: int, max_depth: int = 40,
         board.side_to_move, max(1, node_limit), max_depth, budget, salt,
         table_for(None) if table is None else table)
     return NativeVCF(line, nodes, depth, bool(complete), bool(aborted))
+
+
+#: the deepest VCT (attacker threats) the C search takes: each level holds about 40 KB of C stack
+VCT_MAX_DEPTH = 20
+
+
+class NativeVCT(NamedTuple):
+    """What the C VCT returned: ``line`` (flat moves, the format of :attr:`gomoku_ai.vct.VCTResult.line`)
+    or None, attacker ``nodes``, ``vcf_nodes`` (inside its VCF searches), ``aborted``, and the last
+    ``depth`` searched."""
+
+    line: Optional[List[int]]
+    nodes: int
+    vcf_nodes: int
+    aborted: bool
+    depth: int
+
+
+def vct(board: Board, max_depth: int, node_limit: int, deadline: Optional[float], vcf_nodes: int,
+        max_threats: int, replay: bool, hints_attack: Optional[Dict[int, int]],
+        hints_defence: Optional[Dict[int, int]], start_depth: int = 1) -> NativeVCT:
+    """:class:`gomoku_ai.vct._VCT` (without ``verify_defences``) in C for the side to move of ``board``
+    (which :func:`serves`; ``max_depth`` <= :data:`VCT_MAX_DEPTH`): the same search, answers and
+    node counts. ``deadline``: an absolute :func:`time.perf_counter` time. ``hints_*``: the
+    dictionaries of a :class:`gomoku_ai.vct.Hints`, read and updated (keyed by the C prover's
+    position keys, so a Hints object should serve C searches only); ``start_depth``: the first
+    depth of the iterative deepening. Its VCF searches share one new transposition table. The
+    board is not changed."""
+    assert _c is not None
+    budget = 0.0
+    if deadline is not None:
+        budget = max(deadline - time.perf_counter(), 1e-9)   # past: aborted at the first node
+    salt = (_SALT[board.rule] << 16) | (board.n << 12) | (board.width << 6) | board.height
+    line, nodes, vcf_total, aborted, depth = _c.vct(
+        board._buf, board.width, board.height, board.n, int(board.rule is Rule.STANDARD),
+        board.side_to_move, max_depth, node_limit, vcf_nodes, max_threats, budget, salt,
+        table_for(None), replay, hints_attack, hints_defence, start_depth)
+    return NativeVCT(line, nodes, vcf_total, bool(aborted), depth)
 
 
 def clear() -> None:

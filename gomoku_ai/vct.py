@@ -145,6 +145,10 @@ SHARE_HINTS = os.environ.get("PYGOMOKU_VCT_HINTS", "1") != "0"
 #: the VCT's VCF searches share one transposition table (:func:`gomoku_ai.tactics._vcf_in`)
 SHARED_VCF_TT = True
 
+#: where the C core serves the rule, the whole search runs in C (:func:`gomoku_ai.native.vct`: the
+#: same answers); PYGOMOKU_VCT_NATIVE=0 keeps it in Python, with the C VCF inside (A/B matches)
+NATIVE_VCT = os.environ.get("PYGOMOKU_VCT_NATIVE", "1") != "0"
+
 
 class Hints:
     """Move-ordering memory shared by sibling searches: those of one :func:`safe_moves` call, and
@@ -431,6 +435,15 @@ def vct_search(board: Board, max_depth: int = 4, node_limit: int = 20000,
     t0 = time.perf_counter()
     if board.winner is not None or board.is_full():
         return VCTResult(None)
+    if NATIVE_VCT and SHARED_VCF_TT and not verify_defences and native.serves(board) and \
+            max_depth <= native.VCT_MAX_DEPTH:
+        start = 1 if hints is None else max(1, min(hints.depth, max_depth))
+        r = native.vct(board, max_depth, node_limit, deadline, vcf_nodes, max_threats, REPLAY_THREAT,
+                       None if hints is None else hints.attack,
+                       None if hints is None else hints.defence, start)
+        if hints is not None and r.line is not None:
+            hints.depth = r.depth
+        return VCTResult(r.line, r.nodes, r.vcf_nodes, r.aborted, r.depth, time.perf_counter() - t0)
     res = _VCT(board, node_limit, deadline, vcf_nodes, max_threats,
                verify_defences, hints).run(max_depth)
     res.elapsed_s = time.perf_counter() - t0

@@ -8,6 +8,7 @@ from typing import List, Tuple
 
 import pytest
 
+from gomoku_ai import native
 from gomoku_ai import vct as V
 from gomoku_ai.vct import read_positions
 from gomoku_ai import tactics as T
@@ -19,6 +20,17 @@ from tests.test_tactics import pos, state
 F, R = Rule.FREESTYLE, Rule.RENJU
 MIN_WINS_SOLVED = 31       # of 35, measured when the set was built (node limits: deterministic)
 MIN_DEFENCE_RECALL = 0.75  # 75 of the oracle's 99 defending moves kept (18 of 20 threats seen)
+
+
+@pytest.fixture(autouse=True, params=["c", "python"])
+def vct_impl(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test here runs with each VCT search for freestyle and standard boards: the C one
+    (:func:`gomoku_ai.native.vct`; ``tests/test_native_vct.py`` holds it to the Python answers) and
+    the Python one (:class:`gomoku_ai.vct._VCT`). Renju and caro use Python in both runs."""
+    if request.param == "c" and not native.available():
+        pytest.skip(f"the C core is not running: {native.status()}")
+    monkeypatch.setattr(V, "NATIVE_VCT", request.param == "c")
+    return str(request.param)
 
 
 def replay_forced(b: Board, line: List[int]) -> None:
@@ -225,6 +237,7 @@ def test_the_vcf_memo_changes_no_answer(monkeypatch: pytest.MonkeyPatch) -> None
     """The search keeps its VCF answers by position. With the memo emptied before every VCF
     search (so that it never answers), the line and the attacker node count are the same on the
     set's win positions; with it, some calls were answered from it."""
+    monkeypatch.setattr(V, "NATIVE_VCT", False)     # (the memo of the Python search)
     wins = [p for p in _set() if p.kind == "win"][:12]
     orig = V._VCT._vcf
     calls = [0]
@@ -290,7 +303,9 @@ def test_the_shared_vcf_table_changes_no_answer(monkeypatch: pytest.MonkeyPatch)
 
 def _replays_checked(monkeypatch: pytest.MonkeyPatch) -> List[int]:
     """Wrap ``_VCT._replay``: every line it gives must pass :func:`gomoku_ai.tactics.is_vcf_line`
-    (an independent replay of the fours and their only blocks); returns [answers, calls]."""
+    (an independent replay of the fours and their only blocks); returns [answers, calls]. The
+    search runs in Python here (the C replay is held to it by tests/test_native_vct.py)."""
+    monkeypatch.setattr(V, "NATIVE_VCT", False)
     orig = V._VCT._replay
     seen = [0, 0]
 
