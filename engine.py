@@ -26,7 +26,7 @@ on stderr and the engine exits with status 2 before reading any command. ``PYGOM
 network's float graph where it also has an int8 one (``onnx-int8``, the default when present; ``numpy``); an
 unknown value is refused the same way. ``PYGOMOKU_WORKER=0`` keeps the search in one process under ``INFO thread_num 2``
 (which otherwise evaluates the network in a second process where ``INFO max_memory`` leaves room for it).
-``PYGOMOKU_NATIVE=0`` runs the tactics in pure Python where the C core (:mod:`gomoku_ai.native`) is built. ``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS`` and ``MKL_NUM_THREADS`` default to
+``PYGOMOKU_NATIVE=0`` runs the tactics in pure Python where the C core (:mod:`gomoku_ai.native`) is built, ``PYGOMOKU_VCT_NATIVE=0`` only the VCT search. ``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS`` and ``MKL_NUM_THREADS`` default to
 1 (set here, before numpy is imported) so that BLAS does not start a thread per core.
 
 Start-up is kept short (GomocupJudge charges it to the first move): only the standard library and the

@@ -3,6 +3,7 @@
  *   search()        the VCF prover of tactics._VCF, for FREESTYLE and STANDARD (exact five);
  *   window_scans()  tactics._window_scans, every rule (the same lists in the same order);
  *   threats()       vct._threats, and four_moves(): tactics._four_moves, FREESTYLE and STANDARD;
+ *   vct()           the VCT search of vct._VCT (without verify_defences), FREESTYLE and STANDARD;
  *   clear()         empties the prover's transposition table.
  * None of them releases the GIL, so the static state below is never used by two calls at once.
  *
@@ -1149,6 +1150,7 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL}
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native", "The C core: VCF prover and window scans.", -1, methods};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native",
+                                    "The C core: VCF prover, VCT search and window scans.", -1, methods};
 
 PyMODINIT_FUNC PyInit__native(void) { return PyModule_Create(&module); }

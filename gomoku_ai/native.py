@@ -1,5 +1,5 @@
-"""The optional C core (``gomoku_ai/_native.c``): the VCF prover of :mod:`gomoku_ai.tactics` and its
-whole-board window scans, compiled.
+"""The optional C core (``gomoku_ai/_native.c``): the VCF prover of :mod:`gomoku_ai.tactics`, its
+whole-board window scans and the VCT search of :mod:`gomoku_ai.vct`, compiled.
 
 ``pip install -e .`` (``make``) builds it where a C compiler exists; without one the package installs
 all the same and :func:`gomoku_ai.tactics.vcf_search` runs its pure-Python prover. The two find the
@@ -13,8 +13,13 @@ from) give exactly the Python lists, in the same order, for every rule, and so d
 moves (:func:`threats`) and the four moves (:func:`four_moves`) for freestyle and standard, so the
 searches that use them are unchanged move for move.
 
+:func:`vct` is the whole VCT search of :mod:`gomoku_ai.vct` (session 21), with the C prover for
+its VCF searches: the same search, so the same line, node counts and depth as the Python search
+(``tests/test_native_vct.py``). Its memos are C hash maps freed at its end; the move-ordering hints
+stay the caller's dictionaries.
+
 ``PYGOMOKU_NATIVE=0`` in the environment turns it off (A/B matches, or to rule it out); read once,
-at import. :func:`status` says which prover runs and why.
+at import. ``PYGOMOKU_VCT_NATIVE=0`` turns off only the VCT search (:data:`gomoku_ai.vct.NATIVE_VCT`). :func:`status` says which prover runs and why.
 
 The C prover keeps its transposition tables in one array for the process (8 MB, allocated at the
 first search, entries overwritten on collision). Each entry carries a table number: a search without

@@ -42,12 +42,16 @@ stops the VCF may leave a VCT), orders the candidates by the network's prior, ch
 then at depth 5, and after the search checks the move it chose (``Player._safe_defences``,
 ``Player._checked_choice``).
 
-Speed: the search itself is Python; each attacker node runs VCF searches (they share one
-transposition table), which run in C where the C core is built (:mod:`gomoku_ai.native`, with the
-window scans: about twice the VCT searches in the same time, session 20), otherwise in Python. The
-rate depends on the position: in pure Python a few thousand attacker nodes a second in sparse
-positions, a few hundred in middle-game positions rich in threes (40 game positions at 150 attacker
-nodes each: about 0.25 s of CPU a search, ``benchmarks/results/s11-solver``). At 1 s per
+Speed: where the C core is built and serves the rule (freestyle, exact five), the whole search runs
+in C (:func:`gomoku_ai.native.vct`, session 21: the same search move for move, held to this module's
+answers by ``tests/test_native_vct.py``; ``PYGOMOKU_VCT_NATIVE=0`` keeps it here). In the C search
+the inner VCF searches take most of the time; on the 115 labelled positions it runs 2.8 times as
+fast as this module with the C VCF, which itself ran about twice the Python VCF's searches in the
+same time (session 20). Otherwise (renju, caro, no compiler, ``verify_defences``) the search is this
+module's; each attacker node runs VCF searches (they share one transposition table). In pure Python
+the rate is a few thousand attacker nodes a second in sparse positions, a few hundred in
+middle-game positions rich in threes (40 game positions at 150 attacker nodes each: about 0.25 s
+of CPU a search, ``benchmarks/results/s11-solver``). At 1 s per
 move the player gives the attack about 110 ms; under threat, finding the opponent's threat and
 checking the defences run to about 25 %, 30 % and 45 % of the move's time, and the last 8 % checks
 the search's choice.
