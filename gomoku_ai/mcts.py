@@ -50,7 +50,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
-from . import checks, movegen, native, tactics
+from . import checks, movegen, native, tactics, vct
 from .board import Board
 from .evaluator import AsyncEvaluator, Evaluator, OffloadError, PendingEvaluation
 from .rules import BLACK, EMPTY, WALL, Rule, opponent
@@ -64,7 +64,8 @@ class Node:
     """One position in the tree. Statistics of its children are numpy arrays indexed like ``moves``."""
 
     __slots__ = ("moves", "P", "N", "W", "Q", "PU", "children", "n", "proven", "win_move",
-                 "my_fives", "opp_fives", "value", "expanded", "terminal", "n_lost", "vcf_checked")
+                 "my_fives", "opp_fives", "value", "expanded", "terminal", "n_lost", "vcf_checked",
+                 "vct_checked")
 
     def __init__(self) -> None:
         self.moves: np.ndarray = _EMPTY_MOVES
@@ -80,6 +81,7 @@ class Node:
         self.terminal: Optional[float] = None  # exact value of a finished game (draw: 0.0)
         self.n_lost = 0               # children proven winning for the opponent
         self.vcf_checked = False      # the side to move's VCF was searched (MCTSConfig.leaf_vcf_nodes)
+        self.vct_checked = False      # the side to move's VCT was searched (MCTSConfig.tree_vct_visits)
 
 
 _EMPTY_MOVES = np.zeros(0, np.int32)
@@ -112,6 +114,8 @@ class SearchStats:
     extended_s: float = 0.0  # time searched past the deadline because the choice was unsettled
     leaf_vcf_wins: int = 0   # nodes proven won by a VCF (MCTSConfig.leaf_vcf_nodes)
     leaf_vcf_cuts: int = 0   # moves proven lost by a sibling's refutation (MCTSConfig.leaf_vcf_cut)
+    tree_vct_wins: int = 0   # nodes proven won by a VCT (MCTSConfig.tree_vct_visits)
+    tree_vct_searches: int = 0
 
 
 #: the most entries the leaf VCF table (:attr:`SearchTree.vcf_tt`) keeps (about 100 bytes each, so
@@ -213,6 +217,13 @@ class MCTSConfig:
                                       # measured nothing: -10 [-25, +4.5] Elo at 400 visits and, with
                                       # the rest of session 12, -28 [-81, +24] at 1 s, so off
                                       # (benchmarks/results/s12)
+
+    tree_vct_visits: int = 0          # > 0: a VCT search (gomoku_ai.vct) for the side to move at a
+                                      # node below the root when a simulation reaches it with this
+                                      # many visits, where the C core serves the rule; a VCT proves
+                                      # the node won (0: off)
+    tree_vct_nodes: int = 100         # ... its attacker-node limit (its VCFs: LEAF_VCF_NODES_NATIVE)
+    tree_vct_depth: int = 3           # ... and its depth (threats before the final VCF)
 
     def __post_init__(self) -> None:
         checks.check_mcts_config(self)   # ConfigError (a ValueError) naming the field
@@ -539,6 +550,9 @@ def _descend(tree: SearchTree, board: Board, stats: SearchStats
                 if cfg.leaf_vcf_cut:
                     stats.leaf_vcf_cuts += _cut_siblings(tree, board, path[-1], line)
                 return path, node, 1.0
+        if cfg.tree_vct_visits and path and not node.vct_checked and node.n + 1 >= cfg.tree_vct_visits:
+            if _tree_vct(tree, board, node, stats):
+                return path, node, 1.0
         i = select_child(node, c)
         # virtual loss: count the visit now, as a loss for the mover
         N, W = node.N, node.W
@@ -591,6 +605,27 @@ def _leaf_vcf(tree: SearchTree, node: Node, stats: SearchStats) -> Optional[List
     node.win_move = res.line[0]
     stats.leaf_vcf_wins += 1
     return list(res.line)
+
+
+def _tree_vct(tree: SearchTree, board: Board, node: Node, stats: SearchStats) -> bool:
+    """Search a VCT for the side to move at ``node`` (``board`` at its position, unchanged on
+    return), once per node, within ``tree_vct_nodes`` attacker nodes and no clock (so that a
+    visit-limited search stays deterministic). One found proves the node won, as the leaf VCF does.
+    Only where the C core serves the rule (the Python VCT costs too much per node). True when the
+    node was proven."""
+    node.vct_checked = True
+    cfg = tree.cfg
+    if node.proven or node.terminal is not None or not native.serves(board):
+        return False
+    stats.tree_vct_searches += 1
+    res = vct.vct_search(board, max_depth=cfg.tree_vct_depth, node_limit=cfg.tree_vct_nodes,
+                         vcf_nodes=LEAF_VCF_NODES_NATIVE)
+    if not res.line:
+        return False
+    node.proven = 1
+    node.win_move = res.line[0]
+    stats.tree_vct_wins += 1
+    return True
 
 
 def _cut_siblings(tree: SearchTree, board: Board, edge: Tuple[Node, int], line: List[int]) -> int:

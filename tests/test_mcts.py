@@ -563,6 +563,49 @@ def test_leaf_vcf_at_the_first_pass_checks_every_node_searched_through() -> None
 def test_leaf_vcf_config_is_checked() -> None:
     with pytest.raises(ValueError, match="leaf_vcf_nodes"):
         MCTSConfig(leaf_vcf_nodes=-1)
+    for field, bad in (("tree_vct_visits", -1), ("tree_vct_nodes", 0), ("tree_vct_depth", 0)):
+        with pytest.raises(ValueError, match=field):
+            MCTSConfig(**{field: bad})
+
+
+def _threatened_root() -> Board:
+    """``win03`` of the VCT set with its winner's turn passed: the defender to move at the root,
+    against a VCT (found within 100 attacker nodes) and no VCF."""
+    from pathlib import Path
+    from gomoku_ai.vct import read_positions
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "vct_positions.txt"
+    b = next(p for p in read_positions(path) if p.name == "win03").board()
+    b.pass_turn()
+    return b
+
+
+@pytest.mark.skipif(not __import__("gomoku_ai.native").native.available(), reason="C core not built")
+def test_tree_vct_proves_the_moves_that_allow_a_vct() -> None:
+    """With a VCT search at each node below the root (the leaf VCF off), the root's children after
+    which the attacker has a VCT are proven lost for the defender; each one really allows a VCT (a
+    larger search finds it, and no VCF exists), and without the tree VCT none is proven."""
+    from gomoku_ai import tactics, vct
+    cfg = MCTSConfig(leaf_vcf_nodes=0, tree_vct_visits=1)
+    m = MCTS(UniformEvaluator(), cfg)
+    st = m.search(_threatened_root(), visits=400)
+    lost = [int(mv) for mv, ch in zip(m.root.moves, m.root.children) if ch is not None and ch.proven == 1]
+    assert len(lost) >= 5 and st.tree_vct_wins >= len(lost) and st.tree_vct_searches > st.tree_vct_wins
+    b = _threatened_root()
+    for mv in lost:
+        b.push(mv)
+        assert vct.vct_search(b, max_depth=5, node_limit=20000).line, b.move_name(mv)
+        b.pop()
+    assert not any(tactics.find_vcf(_push(b, mv), node_limit=5000) for mv in lost)
+    m0 = MCTS(UniformEvaluator(), MCTSConfig(leaf_vcf_nodes=0))
+    st0 = m0.search(_threatened_root(), visits=400)
+    assert st0.tree_vct_searches == 0
+    assert not any(ch is not None and ch.proven == 1 for ch in m0.root.children)
+
+
+def _push(b: Board, mv: int) -> Board:
+    c = b.copy()
+    c.push(mv)
+    return c
 
 
 @pytest.mark.parametrize("rule", list(Rule))
