@@ -192,6 +192,7 @@ class Player:
         # with a clock, A/B switches: PYGOMOKU_THREAT="DEPTH,NODES" (the opponent's VCT as if we
         # passed, THREAT_SEARCH) and PYGOMOKU_DEFENCE_LEVELS="D,N,SHARE,CAP_MS;..." (DEFENCE_LEVELS)
         self.threat_search = _threat_search(os.environ.get("PYGOMOKU_THREAT", ""))
+        self.check_search = _threat_search(os.environ.get("PYGOMOKU_CHECK", ""), "PYGOMOKU_CHECK")
         self.defence_levels = _defence_levels(os.environ.get("PYGOMOKU_DEFENCE_LEVELS", ""))
         # A/B switch: PYGOMOKU_MCTS="c_puct=1.2,fpu_reduction=0.3" (MCTSConfig fields)
         self.config = with_overrides(self.config, os.environ.get("PYGOMOKU_MCTS", ""))
@@ -476,7 +477,7 @@ class Player:
     def _checked_choice(self, board: Board, info: SearchInfo, t0: float, soft: Optional[float]
                         ) -> SearchInfo:
         """:func:`_checked_choice` with this move's defence-check hints."""
-        return _checked_choice(board, info, t0, soft, self._hints)
+        return _checked_choice(board, info, t0, soft, self._hints, self.check_search)
 
     def _safe_defences(self, board: Board, defences: List[int], t0: float, soft: Optional[float]
                        ) -> List[int]:
@@ -542,6 +543,10 @@ DEFENCE_LEVELS = ((3, 3000, 0.30, 600.0), (5, 10000, 0.45, 900.0))
 #: the root's search for the opponent's VCT as if we passed, with a clock: (VCT depth, attacker nodes)
 THREAT_SEARCH = (3, 6000)
 
+#: with a clock, the check of the search's choice under threat (:func:`_checked_choice`): the
+#: opponent's VCT after the move, (VCT depth, attacker nodes)
+CHECK_SEARCH = (3, 3000)
+
 #: under threat, the search stops CHECK_SHARE of the soft budget early (at most CHECK_MAX_MS, ms)
 #: and the rest checks its choice, and after a refutation the next of its CHECK_MOVES most
 #: visited moves (:meth:`Player._checked_choice`)
@@ -569,7 +574,7 @@ FLAGS = ("PYGOMOKU_VCT", "PYGOMOKU_VCT_FILTER", "PYGOMOKU_VCT_REPLAY", "PYGOMOKU
          "PYGOMOKU_RESTRICT_REUSE", "PYGOMOKU_THREE_REPLIES", "PYGOMOKU_TIME_MANAGE", "PYGOMOKU_WORKER",
          "PYGOMOKU_NATIVE", "PYGOMOKU_VCT_NATIVE")
 #: the A/B switches with values (:func:`check_switches`)
-VALUED = ("PYGOMOKU_MCTS", "PYGOMOKU_THREAT", "PYGOMOKU_DEFENCE_LEVELS")
+VALUED = ("PYGOMOKU_MCTS", "PYGOMOKU_THREAT", "PYGOMOKU_DEFENCE_LEVELS", "PYGOMOKU_CHECK")
 
 
 def check_switches() -> None:
@@ -583,19 +588,21 @@ def check_switches() -> None:
             raise checks.ConfigError(f"{name}={os.environ[name]!r}: expected 0 (off) or 1 (on)")
     with_overrides(MCTSConfig(), os.environ.get("PYGOMOKU_MCTS", ""))
     _threat_search(os.environ.get("PYGOMOKU_THREAT", ""))
+    _threat_search(os.environ.get("PYGOMOKU_CHECK", ""), "PYGOMOKU_CHECK")
     _defence_levels(os.environ.get("PYGOMOKU_DEFENCE_LEVELS", ""))
 
 
-def _threat_search(text: str) -> Tuple[int, int]:
-    """``"DEPTH,NODES"`` (the ``PYGOMOKU_THREAT`` A/B switch) as a pair; "" is :data:`THREAT_SEARCH`."""
+def _threat_search(text: str, name: str = "PYGOMOKU_THREAT") -> Tuple[int, int]:
+    """``"DEPTH,NODES"`` (the ``PYGOMOKU_THREAT`` or ``PYGOMOKU_CHECK`` A/B switch, ``name``) as a pair;
+    "" is the default (:data:`THREAT_SEARCH`, :data:`CHECK_SEARCH`)."""
     if not text.strip():
-        return THREAT_SEARCH
+        return THREAT_SEARCH if name == "PYGOMOKU_THREAT" else CHECK_SEARCH
     try:
         depth, nodes = (int(x) for x in text.split(","))
     except ValueError:
-        raise checks.ConfigError(f"PYGOMOKU_THREAT={text!r}: expected DEPTH,NODES (two integers)") from None
+        raise checks.ConfigError(f"{name}={text!r}: expected DEPTH,NODES (two integers)") from None
     if depth < 1 or nodes < 1:
-        raise checks.ConfigError(f"PYGOMOKU_THREAT={text!r}: depth and nodes must be positive")
+        raise checks.ConfigError(f"{name}={text!r}: depth and nodes must be positive")
     return depth, nodes
 
 
@@ -619,24 +626,26 @@ def _defence_levels(text: str) -> Tuple[Tuple[int, int, float, float], ...]:
 
 
 def _checked_choice(board: Board, info: SearchInfo, t0: float, soft: Optional[float],
-                    hints: vct.Hints) -> SearchInfo:
+                    hints: vct.Hints, check: Tuple[int, int] = CHECK_SEARCH) -> SearchInfo:
     """After a search under threat: the most visited candidate after which the opponent has no
-    VCF or VCT (:func:`gomoku_ai.vct.safe_moves`, depth 3, sharing the move-ordering ``hints``),
+    VCF or VCT (:func:`gomoku_ai.vct.safe_moves`, ``check`` = (depth, attacker nodes) with a clock,
+    depth 3 without, sharing the move-ordering ``hints``),
     checked in the order of the visits among the first :data:`CHECK_MOVES` not proven lost, until
     the end of the soft budget (ms from ``t0``; node limits alone without a clock). A move whose
     check is cut short is accepted; when every checked move loses, the search's own choice stands."""
     if soft is None:
         dl = None
+        depth = 3
         _a, node_limit, vcf_nodes, _t = VCT_NODES_NO_CLOCK
     else:
         dl = t0 + soft / 1000.0
-        node_limit, vcf_nodes = 3000, 2000
+        (depth, node_limit), vcf_nodes = check, 2000
     best = info.candidates[0].visits if info.candidates else 0
     order = [c for c in info.candidates if c.q > -0.999 and c.visits * 50 >= best]
     for c in order[:CHECK_MOVES]:
         if dl is not None and time.perf_counter() >= dl:
             break
-        if vct.safe_moves(board, [c.move], max_depth=3, node_limit=node_limit,
+        if vct.safe_moves(board, [c.move], max_depth=depth, node_limit=node_limit,
                           deadline=dl, vcf_nodes=vcf_nodes, hints=hints).kept:
             if c.move == info.move:
                 return info

@@ -243,23 +243,28 @@ def test_root_tactics_reports_the_threat_and_the_win_it_finds() -> None:
 
 
 def test_the_threat_search_and_defence_levels_switches(monkeypatch: pytest.MonkeyPatch) -> None:
-    """PYGOMOKU_THREAT and PYGOMOKU_DEFENCE_LEVELS (A/B matches) replace the root's threat search and
-    its defence-check levels; unset they are the defaults; a malformed value is a ConfigError naming
+    """PYGOMOKU_THREAT, PYGOMOKU_DEFENCE_LEVELS and PYGOMOKU_CHECK (A/B matches) replace the root's
+    threat search, its defence-check levels and the check of the search's choice; unset they are the defaults; a malformed value is a ConfigError naming
     the switch; with one depth-3 level the player still plays the defence that stops the VCT."""
     from gomoku_ai import player as P
     from gomoku_ai.checks import ConfigError
     p = Player()
-    assert (p.threat_search, p.defence_levels) == (P.THREAT_SEARCH, P.DEFENCE_LEVELS)
+    assert (p.threat_search, p.defence_levels, p.check_search) == \
+        (P.THREAT_SEARCH, P.DEFENCE_LEVELS, P.CHECK_SEARCH)
+    monkeypatch.setenv("PYGOMOKU_CHECK", "5,12000")
+    assert Player().check_search == (5, 12000)
+    monkeypatch.setenv("PYGOMOKU_CHECK", "")
     monkeypatch.setenv("PYGOMOKU_THREAT", " 5,20000")
     monkeypatch.setenv("PYGOMOKU_DEFENCE_LEVELS", "3,3000,0.45,900; 5,8000,0.5,950")
     p = Player()
     assert p.threat_search == (5, 20000)
     assert p.defence_levels == ((3, 3000, 0.45, 900.0), (5, 8000, 0.5, 950.0))
     for name, bad in (("PYGOMOKU_THREAT", "5"), ("PYGOMOKU_THREAT", "0,100"), ("PYGOMOKU_THREAT", "a,b"),
+                      ("PYGOMOKU_CHECK", "5"), ("PYGOMOKU_CHECK", "3,0"),
                       ("PYGOMOKU_DEFENCE_LEVELS", "3,3000,0.3"), ("PYGOMOKU_DEFENCE_LEVELS", "3,3000,1.5,600"),
                       ("PYGOMOKU_DEFENCE_LEVELS", "3,3000,0.3,600;"), ("PYGOMOKU_DEFENCE_LEVELS", "3,0,0.3,600")):
-        monkeypatch.setenv("PYGOMOKU_THREAT", "")
-        monkeypatch.setenv("PYGOMOKU_DEFENCE_LEVELS", "")
+        for other in ("PYGOMOKU_THREAT", "PYGOMOKU_DEFENCE_LEVELS", "PYGOMOKU_CHECK"):
+            monkeypatch.setenv(other, "")
         monkeypatch.setenv(name, bad)
         with pytest.raises(ConfigError, match=name):
             Player()
