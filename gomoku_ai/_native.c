@@ -851,7 +851,7 @@ static int vvcf(VCT *v, int *out, int *aborted) {
     if (map_get(&v->memo, key, &hit)) {
         int len = (int)((hit >> 1) & 0xFF);
         *aborted = (int)(hit & 1);
-        memcpy(out, v->pool + (hit >> 9), sizeof(int) * (size_t)len);
+        if (len) memcpy(out, v->pool + (hit >> 9), sizeof(int) * (size_t)len);
         return len;
     }
     int len = 0, ab = 1;
@@ -872,7 +872,7 @@ static int vvcf(VCT *v, int *out, int *aborted) {
         if (!np) { PyErr_NoMemory(); return vfail(v); }
         v->pool = np; v->cappool = cap;
     }
-    memcpy(v->pool + v->npool, out, sizeof(int) * (size_t)len);
+    if (len) memcpy(v->pool + v->npool, out, sizeof(int) * (size_t)len);   /* (no pool yet: len 0) */
     if (map_put(&v->memo, key, ((long long)v->npool << 9) | (len << 1) | ab)) {
         PyErr_NoMemory();
         return vfail(v);
