@@ -115,7 +115,7 @@ class SearchStats:
     leaf_vcf_wins: int = 0   # nodes proven won by a VCF (MCTSConfig.leaf_vcf_nodes)
     leaf_vcf_cuts: int = 0   # moves proven lost by a sibling's refutation (MCTSConfig.leaf_vcf_cut)
     tree_vct_wins: int = 0   # nodes proven won by a VCT (MCTSConfig.tree_vct_visits)
-    tree_vct_searches: int = 0
+    tree_vct_searches: int = 0  # VCT searches made for it
 
 
 #: the most entries the leaf VCF table (:attr:`SearchTree.vcf_tt`) keeps (about 100 bytes each, so

@@ -19,7 +19,8 @@ its VCF searches: the same search, so the same line, node counts and depth as th
 stay the caller's dictionaries.
 
 ``PYGOMOKU_NATIVE=0`` in the environment turns it off (A/B matches, or to rule it out); read once,
-at import. ``PYGOMOKU_VCT_NATIVE=0`` turns off only the VCT search (:data:`gomoku_ai.vct.NATIVE_VCT`). :func:`status` says which prover runs and why.
+at import. ``PYGOMOKU_VCT_NATIVE=0`` turns off only the VCT search (:data:`gomoku_ai.vct.NATIVE_VCT`).
+:func:`status` says which prover runs and why.
 
 The C prover keeps its transposition tables in one array for the process (8 MB, allocated at the
 first search, entries overwritten on collision). Each entry carries a table number: a search without

@@ -190,7 +190,8 @@ class Player:
         # PYGOMOKU_RESTRICT_REUSE=0 (A/B matches: the tree is reset, as before session 8)
         self.restrict_reuse = os.environ.get("PYGOMOKU_RESTRICT_REUSE", "1") != "0"
         # with a clock, A/B switches: PYGOMOKU_THREAT="DEPTH,NODES" (the opponent's VCT as if we
-        # passed, THREAT_SEARCH) and PYGOMOKU_DEFENCE_LEVELS="D,N,SHARE,CAP_MS;..." (DEFENCE_LEVELS)
+        # passed, THREAT_SEARCH), PYGOMOKU_CHECK="DEPTH,NODES" (the check of the search's choice,
+        # CHECK_SEARCH) and PYGOMOKU_DEFENCE_LEVELS="D,N,SHARE,CAP_MS;..." (DEFENCE_LEVELS)
         self.threat_search = _threat_search(os.environ.get("PYGOMOKU_THREAT", ""))
         self.check_search = _threat_search(os.environ.get("PYGOMOKU_CHECK", ""), "PYGOMOKU_CHECK")
         self.defence_levels = _defence_levels(os.environ.get("PYGOMOKU_DEFENCE_LEVELS", ""))

@@ -167,6 +167,9 @@ class Hints:
     refutation (most often the same threat sequence) is re-proved along the proof just found
     instead of searched for again. Only the order of the moves changes: what is found is still
     proved by the search itself, so answers can differ only in which winning line is reported.
+    The C search (:func:`gomoku_ai.native.vct`) keys the same dictionaries by its own position keys,
+    relative to its root in the same way; a Hints object serves the searches of one position, which
+    all run in C or all in Python (the rule and the switches decide).
     """
 
     __slots__ = ("attack", "defence", "depth")
