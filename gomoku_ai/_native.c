@@ -1042,7 +1042,7 @@ static int vdefend(VCT *v, int depth, int *out) {
             }
             if (four && !five) { mark[m] = st; cand[ncand++] = m; }
         }
-        for (int i = 0; i < tl; i++)
+        for (int i = 0; i < tl; i++)       /* (taken: marked with another stamp, skipped below) */
             if (mark[threat[i]] == st) { replies[nrep++] = threat[i]; mark[threat[i]] = st - 1; }
         qsort(cand, (size_t)ncand, sizeof(int), cmp_int);
         for (int i = 0; i < ncand; i++) if (mark[cand[i]] == st) replies[nrep++] = cand[i];
