@@ -45,7 +45,7 @@ then at depth 5, and after the search checks the move it chose (``Player._safe_d
 Speed: where the C core is built and serves the rule (freestyle, exact five), the whole search runs
 in C (:func:`gomoku_ai.native.vct`, session 21: the same search move for move, held to this module's
 answers by ``tests/test_native_vct.py``; ``PYGOMOKU_VCT_NATIVE=0`` keeps it here). In the C search
-the inner VCF searches take most of the time; on the 115 labelled positions it runs 2.8 times as
+the inner VCF searches take most of the time; on the 115 labelled positions it runs 2.2 times as
 fast as this module with the C VCF, which itself ran about twice the Python VCF's searches in the
 same time (session 20). Otherwise (renju, caro, no compiler, ``verify_defences``) the search is this
 module's; each attacker node runs VCF searches (they share one transposition table). In pure Python
