@@ -193,7 +193,8 @@ class Player:
         # passed, THREAT_SEARCH), PYGOMOKU_CHECK="DEPTH,NODES" (the check of the search's choice,
         # CHECK_SEARCH) and PYGOMOKU_DEFENCE_LEVELS="D,N,SHARE,CAP_MS;..." (DEFENCE_LEVELS)
         self.threat_search = _threat_search(os.environ.get("PYGOMOKU_THREAT", ""))
-        self.check_search = _threat_search(os.environ.get("PYGOMOKU_CHECK", ""), "PYGOMOKU_CHECK")
+        self.check_search = _threat_search(os.environ.get("PYGOMOKU_CHECK", ""), "PYGOMOKU_CHECK",
+                                           CHECK_SEARCH)
         self.defence_levels = _defence_levels(os.environ.get("PYGOMOKU_DEFENCE_LEVELS", ""))
         # A/B switch: PYGOMOKU_MCTS="c_puct=1.2,fpu_reduction=0.3" (MCTSConfig fields)
         self.config = with_overrides(self.config, os.environ.get("PYGOMOKU_MCTS", ""))
@@ -589,15 +590,16 @@ def check_switches() -> None:
             raise checks.ConfigError(f"{name}={os.environ[name]!r}: expected 0 (off) or 1 (on)")
     with_overrides(MCTSConfig(), os.environ.get("PYGOMOKU_MCTS", ""))
     _threat_search(os.environ.get("PYGOMOKU_THREAT", ""))
-    _threat_search(os.environ.get("PYGOMOKU_CHECK", ""), "PYGOMOKU_CHECK")
+    _threat_search(os.environ.get("PYGOMOKU_CHECK", ""), "PYGOMOKU_CHECK", CHECK_SEARCH)
     _defence_levels(os.environ.get("PYGOMOKU_DEFENCE_LEVELS", ""))
 
 
-def _threat_search(text: str, name: str = "PYGOMOKU_THREAT") -> Tuple[int, int]:
+def _threat_search(text: str, name: str = "PYGOMOKU_THREAT",
+                   default: Tuple[int, int] = THREAT_SEARCH) -> Tuple[int, int]:
     """``"DEPTH,NODES"`` (the ``PYGOMOKU_THREAT`` or ``PYGOMOKU_CHECK`` A/B switch, ``name``) as a pair;
-    "" is the default (:data:`THREAT_SEARCH`, :data:`CHECK_SEARCH`)."""
+    "" is ``default`` (:data:`THREAT_SEARCH`, :data:`CHECK_SEARCH`)."""
     if not text.strip():
-        return THREAT_SEARCH if name == "PYGOMOKU_THREAT" else CHECK_SEARCH
+        return default
     try:
         depth, nodes = (int(x) for x in text.split(","))
     except ValueError:

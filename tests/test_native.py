@@ -13,7 +13,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import List
+from typing import List, Tuple
 
 import pytest
 
@@ -37,12 +37,15 @@ def test_the_c_prover_is_built_where_a_compiler_exists() -> None:
         assert native.available() and native.status().startswith("c ")
 
 
-def _random_positions(rng: random.Random, rule: Rule, size: int, count: int) -> List[Board]:
+def _random_positions(rng: random.Random, rule: Rule, size: int, count: int, spread: int = 5,
+                      plies: Tuple[int, int] = (6, 40)) -> List[Board]:
+    """Positions of random games played within ``spread`` squares of the centre, each of
+    ``plies[0]`` to ``plies[1] - 1`` attempted moves (stopped before a five)."""
     out = []
-    lo, hi = max(0, size // 2 - 5), min(size, size // 2 + 6)
+    lo, hi = max(0, size // 2 - spread), min(size, size // 2 + spread + 1)
     for _ in range(count):
         b = Board(size, rule=rule)
-        for _ in range(rng.randrange(6, 40)):
+        for _ in range(rng.randrange(*plies)):
             m = rng.randrange(lo, hi) * size + rng.randrange(lo, hi)
             if not b.is_empty(m):
                 continue

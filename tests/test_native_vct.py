@@ -22,28 +22,11 @@ from gomoku_ai import native, vct
 from gomoku_ai.board import Board
 from gomoku_ai.rules import Rule
 from gomoku_ai.vct import Hints, VCTResult, read_positions, vct_search
+from tests.test_native import _random_positions
 
 ROOT = Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.skipif(not native.available(), reason=f"C core not running: {native.status()}")
-
-
-def _random_positions(rng: random.Random, rule: Rule, size: int, count: int) -> List[Board]:
-    """Positions of random games played near the centre (dense in threes and fours)."""
-    out = []
-    lo, hi = max(0, size // 2 - 4), min(size, size // 2 + 5)
-    for _ in range(count):
-        b = Board(size, rule=rule)
-        for _ in range(rng.randrange(8, 30)):
-            m = rng.randrange(lo, hi) * size + rng.randrange(lo, hi)
-            if not b.is_empty(m):
-                continue
-            b.push(m)
-            if b.winner is not None:
-                b.pop()
-                break
-        out.append(b)
-    return out
 
 
 def _positions() -> List[Board]:
@@ -53,7 +36,7 @@ def _positions() -> List[Board]:
     rng = random.Random(11)
     for rule in (Rule.FREESTYLE, Rule.STANDARD):
         for size in (9, 15, 20):
-            boards += _random_positions(rng, rule, size, 12)
+            boards += _random_positions(rng, rule, size, 12, spread=4, plies=(8, 30))  # dense
     return [b for b in boards if b.rule in native.RULES]
 
 
