@@ -189,12 +189,16 @@ class Player:
         # a restricted root keeps the reused tree's statistics of the moves it allows, unless
         # PYGOMOKU_RESTRICT_REUSE=0 (A/B matches: the tree is reset, as before session 8)
         self.restrict_reuse = os.environ.get("PYGOMOKU_RESTRICT_REUSE", "1") != "0"
-        # with a clock, A/B switches: PYGOMOKU_THREAT="DEPTH,NODES" (the opponent's VCT as if we
-        # passed, THREAT_SEARCH), PYGOMOKU_CHECK="DEPTH,NODES" (the check of the search's choice,
+        # with a clock, A/B switches: PYGOMOKU_ATTACK="DEPTH,NODES" (our VCT, ATTACK_SEARCH),
+        # PYGOMOKU_CHECK_TIME="SHARE,CAP_MS" (the time kept for the check, CHECK_SHARE, CHECK_MAX_MS),
+        # PYGOMOKU_THREAT="DEPTH,NODES" (the opponent's VCT as if we passed, THREAT_SEARCH), PYGOMOKU_CHECK="DEPTH,NODES" (the check of the search's choice,
         # CHECK_SEARCH) and PYGOMOKU_DEFENCE_LEVELS="D,N,SHARE,CAP_MS;..." (DEFENCE_LEVELS)
         self.threat_search = _threat_search(os.environ.get("PYGOMOKU_THREAT", ""))
         self.check_search = _threat_search(os.environ.get("PYGOMOKU_CHECK", ""), "PYGOMOKU_CHECK",
                                            CHECK_SEARCH)
+        self.check_time = _check_time(os.environ.get("PYGOMOKU_CHECK_TIME", ""))
+        self.attack_search = _threat_search(os.environ.get("PYGOMOKU_ATTACK", ""), "PYGOMOKU_ATTACK",
+                                            ATTACK_SEARCH)
         self.defence_levels = _defence_levels(os.environ.get("PYGOMOKU_DEFENCE_LEVELS", ""))
         # A/B switch: PYGOMOKU_MCTS="c_puct=1.2,fpu_reduction=0.3" (MCTSConfig fields)
         self.config = with_overrides(self.config, os.environ.get("PYGOMOKU_MCTS", ""))
@@ -347,7 +351,7 @@ class Player:
             self.mcts.reset()
         check = threatened and self.use_vct and self.vct_filter
         deadline = None if soft is None else \
-            t0 + (soft - (min(CHECK_SHARE * soft, CHECK_MAX_MS) if check else 0.0)) / 1000.0
+            t0 + (soft - (min(self.check_time[0] * soft, self.check_time[1]) if check else 0.0)) / 1000.0
         extend_to = self._extend_to(t0, soft, hard)
         visits = limit.visits
 
@@ -443,13 +447,15 @@ class Player:
             # machine's speed (fixed-visit matches replay exactly)
             dl = dl2 = None
             attack_nodes, defence_nodes, vcf_nodes, total = VCT_NODES_NO_CLOCK
+            attack_depth = ROOT_VCT_DEPTH
         else:
             dl = t0 + min(0.12 * soft, 400.0) / 1000.0
             dl2 = t0 + min((0.25 if self.vct_filter else 0.20) * soft, 600.0) / 1000.0
-            attack_nodes, defence_nodes, vcf_nodes, total = 30000, 3000, 2000, None
+            (attack_depth, attack_nodes), defence_nodes, vcf_nodes, total = \
+                self.attack_search, 3000, 2000, None
             if time.perf_counter() >= dl:
                 return None, False
-        res = vct.vct_search(board, max_depth=5, node_limit=attack_nodes, deadline=dl,
+        res = vct.vct_search(board, max_depth=attack_depth, node_limit=attack_nodes, deadline=dl,
                              vcf_nodes=vcf_nodes)
         if res.line:
             return SearchInfo(move=res.line[0], value=1.0, pv=list(res.line), proven=1,
@@ -542,6 +548,11 @@ class Player:
 #: nodes per move, share of the soft budget and cap in ms by which the level ends, from the start)
 DEFENCE_LEVELS = ((3, 3000, 0.30, 600.0), (5, 10000, 0.45, 900.0))
 
+#: the root's search for our own VCT: its depth without a clock, and with a clock (VCT depth,
+#: attacker nodes); it stops at about 12 % of the soft budget (at most 400 ms) whatever the limits
+ROOT_VCT_DEPTH = 5
+ATTACK_SEARCH = (ROOT_VCT_DEPTH, 30000)
+
 #: the root's search for the opponent's VCT as if we passed, with a clock: (VCT depth, attacker nodes)
 THREAT_SEARCH = (3, 6000)
 
@@ -576,7 +587,8 @@ FLAGS = ("PYGOMOKU_VCT", "PYGOMOKU_VCT_FILTER", "PYGOMOKU_VCT_REPLAY", "PYGOMOKU
          "PYGOMOKU_RESTRICT_REUSE", "PYGOMOKU_THREE_REPLIES", "PYGOMOKU_TIME_MANAGE", "PYGOMOKU_WORKER",
          "PYGOMOKU_NATIVE", "PYGOMOKU_VCT_NATIVE")
 #: the A/B switches with values (:func:`check_switches`)
-VALUED = ("PYGOMOKU_MCTS", "PYGOMOKU_THREAT", "PYGOMOKU_DEFENCE_LEVELS", "PYGOMOKU_CHECK")
+VALUED = ("PYGOMOKU_MCTS", "PYGOMOKU_THREAT", "PYGOMOKU_DEFENCE_LEVELS", "PYGOMOKU_CHECK",
+          "PYGOMOKU_ATTACK", "PYGOMOKU_CHECK_TIME")
 
 
 def check_switches() -> None:
@@ -591,13 +603,16 @@ def check_switches() -> None:
     with_overrides(MCTSConfig(), os.environ.get("PYGOMOKU_MCTS", ""))
     _threat_search(os.environ.get("PYGOMOKU_THREAT", ""))
     _threat_search(os.environ.get("PYGOMOKU_CHECK", ""), "PYGOMOKU_CHECK", CHECK_SEARCH)
+    _threat_search(os.environ.get("PYGOMOKU_ATTACK", ""), "PYGOMOKU_ATTACK", ATTACK_SEARCH)
+    _check_time(os.environ.get("PYGOMOKU_CHECK_TIME", ""))
     _defence_levels(os.environ.get("PYGOMOKU_DEFENCE_LEVELS", ""))
 
 
 def _threat_search(text: str, name: str = "PYGOMOKU_THREAT",
                    default: Tuple[int, int] = THREAT_SEARCH) -> Tuple[int, int]:
-    """``"DEPTH,NODES"`` (the ``PYGOMOKU_THREAT`` or ``PYGOMOKU_CHECK`` A/B switch, ``name``) as a pair;
-    "" is ``default`` (:data:`THREAT_SEARCH`, :data:`CHECK_SEARCH`)."""
+    """``"DEPTH,NODES"`` (the ``PYGOMOKU_THREAT``, ``PYGOMOKU_CHECK`` or ``PYGOMOKU_ATTACK`` A/B switch,
+    ``name``) as a pair; "" is ``default`` (:data:`THREAT_SEARCH`, :data:`CHECK_SEARCH`,
+    :data:`ATTACK_SEARCH`)."""
     if not text.strip():
         return default
     try:
@@ -607,6 +622,21 @@ def _threat_search(text: str, name: str = "PYGOMOKU_THREAT",
     if depth < 1 or nodes < 1:
         raise checks.ConfigError(f"{name}={text!r}: depth and nodes must be positive")
     return depth, nodes
+
+
+def _check_time(text: str) -> Tuple[float, float]:
+    """``"SHARE,CAP_MS"`` (the ``PYGOMOKU_CHECK_TIME`` A/B switch: the share of the soft budget, at most
+    CAP_MS ms, that a search under threat leaves to the check of its choice) as a pair; "" is
+    (:data:`CHECK_SHARE`, :data:`CHECK_MAX_MS`)."""
+    if not text.strip():
+        return CHECK_SHARE, CHECK_MAX_MS
+    try:
+        share, cap = (float(x) for x in text.split(","))
+    except ValueError:
+        raise checks.ConfigError(f"PYGOMOKU_CHECK_TIME={text!r}: expected SHARE,CAP_MS") from None
+    if not 0.0 <= share < 1.0 or cap < 0.0:
+        raise checks.ConfigError(f"PYGOMOKU_CHECK_TIME={text!r}: SHARE must be in [0, 1) and CAP_MS >= 0")
+    return share, cap
 
 
 def _defence_levels(text: str) -> Tuple[Tuple[int, int, float, float], ...]:
