@@ -190,9 +190,10 @@ class Player:
         # PYGOMOKU_RESTRICT_REUSE=0 (A/B matches: the tree is reset, as before session 8)
         self.restrict_reuse = os.environ.get("PYGOMOKU_RESTRICT_REUSE", "1") != "0"
         # with a clock, A/B switches: PYGOMOKU_ATTACK="DEPTH,NODES" (our VCT, ATTACK_SEARCH),
-        # PYGOMOKU_CHECK_TIME="SHARE,CAP_MS" (the time kept for the check, CHECK_SHARE, CHECK_MAX_MS),
-        # PYGOMOKU_THREAT="DEPTH,NODES" (the opponent's VCT as if we passed, THREAT_SEARCH), PYGOMOKU_CHECK="DEPTH,NODES" (the check of the search's choice,
-        # CHECK_SEARCH) and PYGOMOKU_DEFENCE_LEVELS="D,N,SHARE,CAP_MS;..." (DEFENCE_LEVELS)
+        # PYGOMOKU_THREAT="DEPTH,NODES" (the opponent's VCT as if we passed, THREAT_SEARCH),
+        # PYGOMOKU_CHECK="DEPTH,NODES" (the check of the search's choice, CHECK_SEARCH),
+        # PYGOMOKU_CHECK_TIME="SHARE,CAP_MS" (the time kept for that check, CHECK_SHARE and
+        # CHECK_MAX_MS) and PYGOMOKU_DEFENCE_LEVELS="D,N,SHARE,CAP_MS;..." (DEFENCE_LEVELS)
         self.threat_search = _threat_search(os.environ.get("PYGOMOKU_THREAT", ""))
         self.check_search = _threat_search(os.environ.get("PYGOMOKU_CHECK", ""), "PYGOMOKU_CHECK",
                                            CHECK_SEARCH)

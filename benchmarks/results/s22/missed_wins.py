@@ -17,7 +17,7 @@ import re
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))
@@ -25,9 +25,24 @@ sys.path.insert(0, str(ROOT))
 from gomoku_ai.board import Board  # noqa: E402
 from gomoku_ai.fileio import atomic_write_text  # noqa: E402
 from gomoku_ai.vct import vct_search  # noqa: E402
-from protocol.manager import EngineClient  # noqa: E402
+from protocol.manager import EngineClient, MoveReply  # noqa: E402
 
 MATE = re.compile(r"Eval \+M(\d+)")
+
+
+def ask_oracle(eng: EngineClient, size: int, nodes: int, moves: List[Tuple[int, int]]) -> MoveReply:
+    """The oracle's reply (with its messages) in the position after ``moves``, from a new game at a
+    node limit of ``nodes`` and no clock."""
+    eng.new_game(size, size, [("max_node", nodes), ("timeout_turn", 60000), ("timeout_match", 0),
+                              ("time_left", 2147483647)])
+    return eng.play(moves)
+
+
+def report(summary: Dict[str, Any], rows: List[Dict[str, Any]], out: Optional[Path]) -> None:
+    """Print ``summary``; write it with ``rows`` to ``out`` (atomically) when given."""
+    print(json.dumps(summary))
+    if out:
+        atomic_write_text(out, json.dumps({"summary": summary, "rows": rows}, indent=1) + "\n")
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -45,7 +60,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     size = int(meta.get("width", 15))
     games = [json.loads(s) for s in (a.folder / "results.jsonl").read_text().splitlines() if s.strip()]
     games = [g for g in games if g[a.colour] == a.player and g.get("winner") != a.colour]
-    eng = EngineClient([a.oracle], name="oracle")
+    eng = EngineClient([a.oracle], name="oracle", settle_ms=100.0)   # Rapfi drops a command sent too soon after its reply
     eng.start()
     rows: List[Dict[str, Any]] = []
     first = 0 if a.colour == "black" else 1
@@ -55,9 +70,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         for ply in range(max(g.get("opening_plies", 0), 1), len(moves)):
             if ply % 2 != first:
                 continue
-            eng.new_game(size, size, [("max_node", a.oracle_nodes), ("timeout_turn", 60000),
-                                      ("timeout_match", 0), ("time_left", 2147483647)])
-            rep = eng.play(moves[:ply])
+            rep = ask_oracle(eng, size, a.oracle_nodes, moves[:ply])
             text = " ".join(rep.messages)
             mt = MATE.search(text)
             if mt:
@@ -79,9 +92,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     eng.quit()
     summary = {"games": len(rows), "with_mate": sum(r["mate_ply"] is not None for r in rows),
                "our_vct_found": sum(bool(r.get("our_vct")) for r in rows)}
-    print(json.dumps(summary))
-    if a.out:
-        atomic_write_text(a.out, json.dumps({"summary": summary, "rows": rows}, indent=1) + "\n")
+    report(summary, rows, a.out)
     return 0
 
 
