@@ -14,7 +14,9 @@
   opponent's last move) or a ``BOARD`` block in move order (the side to move's stones ``1``, the other's ``2``).
   The reply must arrive within ``budget + tolerance`` on a monotonic clock, measured from just before the
   request is written; ``MESSAGE`` and ``DEBUG`` lines are collected, empty lines and a stray ``OK`` are ignored,
-  and any other line (``ERROR``, ``UNKNOWN``, ``SUGGEST``, garbage) is a protocol error.
+  an ``ERROR`` line is logged and kept (``MoveReply.errors``) while the move is still awaited, as c-gomoku-cli
+  does (a brain answers a preceding INFO it cannot meet that way, and Rapfi answers a command it misread while
+  its search winds down with one), and any other line (``UNKNOWN``, ``SUGGEST``, garbage) is a protocol error.
 * **Failures** are typed: :class:`EngineTimeout` (no reply in time: the process tree is killed at once),
   :class:`EngineCrashed` (the process exited, closed stdout or its stdin broke), :class:`EngineProtocolError`
   (a reply that is not what was asked for). They are :class:`gomoku_ai.match.PlayerError` subclasses, so the
@@ -117,7 +119,7 @@ class EngineState(enum.Enum):
 @dataclass
 class MoveReply:
     """A move as the engine sent it: ``x, y`` (not yet checked against the board), the time from writing the
-    request to reading the reply, the raw line, and the MESSAGE / DEBUG lines that came with it."""
+    request to reading the reply, the raw line, and the MESSAGE / DEBUG / ERROR lines that came with it."""
 
     x: int
     y: int
@@ -125,6 +127,7 @@ class MoveReply:
     line: str
     messages: List[str] = field(default_factory=list)
     debug: List[str] = field(default_factory=list)
+    errors: List[str] = field(default_factory=list)
 
 
 # ------------------------------------------------------------------------------------------ processes
@@ -620,6 +623,7 @@ class EngineClient:
         self._write(req, deadline)
         messages: List[str] = []
         debug: List[str] = []
+        errors: List[str] = []
         while True:
             t, text = self._next_line(deadline, req[0], f"{budget + self.tolerance_ms:.0f} ms (budget "
                                       f"{budget:.0f} + tolerance {self.tolerance_ms:.0f})")
@@ -636,6 +640,13 @@ class EngineClient:
             if rep.kind is L.ReplyKind.OK:
                 log.warning("%s: stray OK while waiting for a move (ignored)", self.name)
                 continue
+            if rep.kind is L.ReplyKind.ERROR:
+                # not the move: still awaited within the same deadline (an engine that never sends
+                # it times out as any other)
+                log.warning("%s: %r while waiting for a move to %s (kept, still waiting)", self.name,
+                            L.clean_text(text)[:200], req[0])
+                errors.append(L.clean_text(text))
+                continue
             if rep.kind is L.ReplyKind.MOVE and rep.move is not None:
                 x, y = rep.move
                 if L.parse_move_reply_strict(text) is None:
@@ -643,7 +654,7 @@ class EngineClient:
                 self._seen = len(moves) + 1
                 self.state = EngineState.READY
                 self._replied_at = time.monotonic()
-                return MoveReply(x, y, (t - t0) * 1000.0, text, messages, debug)
+                return MoveReply(x, y, (t - t0) * 1000.0, text, messages, debug, errors)
             raise self._fail(EngineProtocolError(
                 f"answered {L.clean_text(text)[:120]!r} to {req[0]} instead of a move", self.name))
 

@@ -67,6 +67,10 @@ FAKE = textwrap.dedent(r'''
             sys.stderr.write("fake: thinking\n"); sys.stderr.flush()
             say("MESSAGE thinking hard"); say("DEBUG internal"); say("")
             out.buffer.write(b"MESSAGE bad \xff\xfe bytes\n"); out.flush()
+        if mode in ("complain", "complain-mute"):  # an INFO it cannot meet, answered before the move
+            say("ERROR max_memory too small")
+            if mode == "complain-mute":
+                return
         if mode == "eval":  # like Rapfi: its evaluation on a MESSAGE line before the move
             say(f"MESSAGE Speed 1K | Depth 3 | Eval {10 * len(stones) - 50} | Node 9")
         x, y = pick()
@@ -268,6 +272,27 @@ def test_garbage_is_a_protocol_error(fake):
         c.play([(7, 7)], None, 2000)
     assert "hello there" in ei.value.reason and ei.value.termination is Termination.PROTOCOL
     assert c.state is EngineState.DEAD
+
+
+def test_an_error_line_before_the_move_is_kept_not_fatal(fake, caplog):
+    """ERROR while a move is awaited (a brain's delayed complaint about an INFO, PROTOCOL.md; Rapfi's answer
+    to a command it misread) is logged and kept, and the move that follows is taken, as c-gomoku-cli does;
+    an engine that sends ERROR and never a move times out as any other."""
+    c = fake("complain")
+    c.start()
+    c.new_game(15, 15)
+    with caplog.at_level("WARNING", logger="gomoku.manager"):
+        r = c.play([], None, 2000)
+    assert (r.x, r.y) == (7, 7) and r.errors == ["ERROR max_memory too small"]
+    assert c.state is EngineState.READY and "max_memory too small" in caplog.text
+    r = c.play([(7, 7), (8, 8)], None, 2000)
+    assert r.errors == ["ERROR max_memory too small"] and c.state is EngineState.READY
+    mute = fake("complain-mute")
+    mute.start()
+    mute.new_game(15, 15)
+    with pytest.raises(EngineTimeout):
+        mute.play([], None, 300)
+    assert mute.state is EngineState.DEAD
 
 
 def test_messages_debug_stderr_and_bad_bytes_are_not_fatal(fake, caplog):
