@@ -6,50 +6,23 @@ from __future__ import annotations
 import time, sys
 from typing import Dict, List, Optional, Tuple
 from gomoku_ai.board import Board
-from gomoku_ai.rules import EMPTY, opponent
-from gomoku_ai.tactics import _Ctx, _five_points, _four_moves, _relevant, _vcf_in, _blocks
+from gomoku_ai.tactics import _five_points, _four_moves, _relevant, _blocks
 from gomoku_ai import vct as V
 
 INF = 10 ** 9
 
 
-class Abort(Exception):
-    pass
+class PN(V._VCT):
+    """df-pn over the parent's generators; its VCF memo, node counter (first expansions of attacker
+    nodes) and limits are the parent's (``_vcf``, ``_tick``, ``_replay``; they raise ``vct._Abort``)."""
 
-
-class PN:
     def __init__(self, board: Board, node_limit: int, deadline: Optional[float], vcf_nodes: int = 2000,
                  max_threats: int = 24, max_depth: int = 20):
+        super().__init__(board, node_limit, deadline, vcf_nodes, max_threats)
         self.b = board
-        self.ctx = _Ctx(board)
-        self.att = board.side_to_move
-        self.dfn = opponent(self.att)
-        self.node_limit = node_limit
-        self.deadline = deadline
-        self.vcf_nodes = vcf_nodes
-        self.max_threats = max_threats
         self.max_depth = max_depth
-        self.tt: Dict[int, Tuple[int, int]] = {}
-        self.kids: Dict[int, object] = {}
-        self.vcf_seen: Dict[int, Tuple[Optional[List[int]], bool]] = {}
-        self.vcf_tt: Dict[int, int] = {}
-        self.nodes = 0
-        self.vcf_total = 0
-
-    def _vcf(self):
-        key = self.b.hash
-        hit = self.vcf_seen.get(key)
-        if hit is not None:
-            return hit
-        res = _vcf_in(self.ctx, self.vcf_nodes, self.deadline, tt=self.vcf_tt)
-        self.vcf_total += res.nodes
-        self.vcf_seen[key] = (res.line, res.aborted)
-        return self.vcf_seen[key]
-
-    def _tick(self):
-        self.nodes += 1
-        if self.nodes >= self.node_limit or (self.deadline is not None and time.perf_counter() > self.deadline):
-            raise Abort
+        self.pn_tt: Dict[Tuple[int, bool], Tuple[int, int]] = {}
+        self.kids: Dict[Tuple[int, bool], object] = {}
 
     # ---- expansion: returns ('win'|'loss', None) or ('moves', list)
     def _expand_or(self, depth):
@@ -96,19 +69,12 @@ class PN:
         near = [m for m in threat if m in cand]
         return 'moves', near + sorted(cand - set(near)), threat
 
-    def _replay(self, threat, r):
-        # reuse the module's replay on a throwaway _VCT-like object
-        v = self._vct_helper
-        return v._replay(threat, r)
-
     # ---- df-pn
     def run(self):
-        self._vct_helper = V._VCT(self.b, 10 ** 12, None, self.vcf_nodes, self.max_threats)
-        self._vct_helper.ctx = self.ctx
         t0 = time.perf_counter()
         try:
             pn, dn = self._mid(True, INF - 1, INF - 1, 0)
-        except Abort:
+        except V._Abort:
             return None, self.nodes, time.perf_counter() - t0, True
         if pn == 0:
             return self._pv(), self.nodes, time.perf_counter() - t0, False
@@ -128,7 +94,7 @@ class PN:
                 pick = None
                 for m in moves:
                     self.b.push(m); pushed += 1
-                    e = self.tt.get((self.b.hash, not is_or))
+                    e = self.pn_tt.get((self.b.hash, not is_or))
                     if (is_or and e and e[0] == 0) or not is_or:
                         pick = m
                         break
@@ -145,7 +111,7 @@ class PN:
     def _mid(self, is_or: bool, thpn: int, thdn: int, depth: int) -> Tuple[int, int]:
         b = self.b
         key = (b.hash, is_or)
-        e = self.tt.get(key)
+        e = self.pn_tt.get(key)
         if e is not None and (e[0] >= thpn or e[1] >= thdn or e[0] == 0 or e[1] == 0):
             return e
         k = self.kids.get(key)
@@ -160,7 +126,7 @@ class PN:
         kind, moves, threat = k
         if kind != 'moves':
             r = (0, INF) if kind == 'win' else (INF, 0)
-            self.tt[key] = r
+            self.pn_tt[key] = r
             return r
         while True:
             # children values
@@ -168,12 +134,12 @@ class PN:
             vals = []
             for i, m in enumerate(moves):
                 b.push(m)
-                ce = self.tt.get((b.hash, not is_or))
+                ce = self.pn_tt.get((b.hash, not is_or))
                 if ce is None and not is_or and threat is not None:
                     # replay fast path: reply that stops nothing is refuted at once
                     if self._replay(threat, m) is not None:
                         ce = (0, INF)
-                        self.tt[(b.hash, True)] = ce
+                        self.pn_tt[(b.hash, True)] = ce
                 b.pop()
                 if ce is None:
                     ce = (1, 1)
@@ -183,7 +149,7 @@ class PN:
             else:
                 pn = min(INF, sum(v[0] for v in vals)); dn = min(v[1] for v in vals)
             if pn >= thpn or dn >= thdn or pn == 0 or dn == 0:
-                self.tt[key] = (pn, dn)
+                self.pn_tt[key] = (pn, dn)
                 return pn, dn
             idx = 0 if is_or else 1
             for i, v in enumerate(vals):
