@@ -23,6 +23,7 @@ class PN(V._VCT):
         self.max_depth = max_depth
         self.pn_tt: Dict[Tuple[int, bool], Tuple[int, int]] = {}
         self.kids: Dict[Tuple[int, bool], object] = {}
+        self.replayed: set = set()   # replies whose threat replay was tried
 
     # ---- expansion: returns ('win'|'loss', None) or ('moves', list)
     def _expand_or(self, depth):
@@ -135,11 +136,13 @@ class PN(V._VCT):
             for i, m in enumerate(moves):
                 b.push(m)
                 ce = self.pn_tt.get((b.hash, not is_or))
-                if ce is None and not is_or and threat is not None:
-                    # replay fast path: reply that stops nothing is refuted at once
+                ck = (b.hash, True)
+                if ce is None and not is_or and threat is not None and ck not in self.replayed:
+                    # replay fast path (once per reply): a reply that stops nothing is refuted at once
+                    self.replayed.add(ck)
                     if self._replay(threat, m) is not None:
                         ce = (0, INF)
-                        self.pn_tt[(b.hash, True)] = ce
+                        self.pn_tt[ck] = ce
                 b.pop()
                 if ce is None:
                     ce = (1, 1)
