@@ -13,7 +13,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, List, NamedTuple, Optional, Protocol, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, NamedTuple, Optional, Protocol, Tuple
 
 import numpy as np
 
@@ -194,13 +194,11 @@ class Player:
         # PYGOMOKU_CHECK="DEPTH,NODES" (the check of the search's choice, CHECK_SEARCH),
         # PYGOMOKU_CHECK_TIME="SHARE,CAP_MS" (the time kept for that check, CHECK_SHARE and
         # CHECK_MAX_MS) and PYGOMOKU_DEFENCE_LEVELS="D,N,SHARE,CAP_MS;..." (DEFENCE_LEVELS)
-        self.threat_search = _threat_search(os.environ.get("PYGOMOKU_THREAT", ""))
-        self.check_search = _threat_search(os.environ.get("PYGOMOKU_CHECK", ""), "PYGOMOKU_CHECK",
-                                           CHECK_SEARCH)
-        self.check_time = _check_time(os.environ.get("PYGOMOKU_CHECK_TIME", ""))
-        self.attack_search = _threat_search(os.environ.get("PYGOMOKU_ATTACK", ""), "PYGOMOKU_ATTACK",
-                                            ATTACK_SEARCH)
-        self.defence_levels = _defence_levels(os.environ.get("PYGOMOKU_DEFENCE_LEVELS", ""))
+        self.threat_search: Tuple[int, int] = _switch("PYGOMOKU_THREAT")
+        self.check_search: Tuple[int, int] = _switch("PYGOMOKU_CHECK")
+        self.check_time: Tuple[float, float] = _switch("PYGOMOKU_CHECK_TIME")
+        self.attack_search: Tuple[int, int] = _switch("PYGOMOKU_ATTACK")
+        self.defence_levels: Tuple[Tuple[int, int, float, float], ...] = _switch("PYGOMOKU_DEFENCE_LEVELS")
         # A/B switch: PYGOMOKU_MCTS="c_puct=1.2,fpu_reduction=0.3" (MCTSConfig fields)
         self.config = with_overrides(self.config, os.environ.get("PYGOMOKU_MCTS", ""))
         if os.environ.get("PYGOMOKU_THREE_REPLIES", "1") == "0":
@@ -587,9 +585,6 @@ BASELINE_BYTES = 180 * 1024 * 1024  # VmPeak of the brain with onnxruntime and a
 FLAGS = ("PYGOMOKU_VCT", "PYGOMOKU_VCT_FILTER", "PYGOMOKU_VCT_REPLAY", "PYGOMOKU_VCT_HINTS",
          "PYGOMOKU_RESTRICT_REUSE", "PYGOMOKU_THREE_REPLIES", "PYGOMOKU_TIME_MANAGE", "PYGOMOKU_WORKER",
          "PYGOMOKU_NATIVE", "PYGOMOKU_VCT_NATIVE")
-#: the A/B switches with values (:func:`check_switches`)
-VALUED = ("PYGOMOKU_MCTS", "PYGOMOKU_THREAT", "PYGOMOKU_DEFENCE_LEVELS", "PYGOMOKU_CHECK",
-          "PYGOMOKU_ATTACK", "PYGOMOKU_CHECK_TIME")
 
 
 def check_switches() -> None:
@@ -602,11 +597,8 @@ def check_switches() -> None:
         if os.environ.get(name, "").strip() not in ("", "0", "1"):
             raise checks.ConfigError(f"{name}={os.environ[name]!r}: expected 0 (off) or 1 (on)")
     with_overrides(MCTSConfig(), os.environ.get("PYGOMOKU_MCTS", ""))
-    _threat_search(os.environ.get("PYGOMOKU_THREAT", ""))
-    _threat_search(os.environ.get("PYGOMOKU_CHECK", ""), "PYGOMOKU_CHECK", CHECK_SEARCH)
-    _threat_search(os.environ.get("PYGOMOKU_ATTACK", ""), "PYGOMOKU_ATTACK", ATTACK_SEARCH)
-    _check_time(os.environ.get("PYGOMOKU_CHECK_TIME", ""))
-    _defence_levels(os.environ.get("PYGOMOKU_DEFENCE_LEVELS", ""))
+    for name in _PARSERS:
+        _switch(name)
 
 
 def _threat_search(text: str, name: str = "PYGOMOKU_THREAT",
@@ -657,6 +649,24 @@ def _defence_levels(text: str) -> Tuple[Tuple[int, int, float, float], ...]:
             raise checks.ConfigError(f"PYGOMOKU_DEFENCE_LEVELS={text!r}: {item!r} is out of range")
         levels.append(level)
     return tuple(levels)
+
+
+#: the root tactics' valued A/B switches: each one's parser of its text ("" gives its default)
+_PARSERS: Dict[str, Callable[[str], Any]] = {
+    "PYGOMOKU_THREAT": lambda t: _threat_search(t, "PYGOMOKU_THREAT", THREAT_SEARCH),
+    "PYGOMOKU_CHECK": lambda t: _threat_search(t, "PYGOMOKU_CHECK", CHECK_SEARCH),
+    "PYGOMOKU_ATTACK": lambda t: _threat_search(t, "PYGOMOKU_ATTACK", ATTACK_SEARCH),
+    "PYGOMOKU_CHECK_TIME": _check_time,
+    "PYGOMOKU_DEFENCE_LEVELS": _defence_levels,
+}
+#: the A/B switches with values (:func:`check_switches`)
+VALUED = ("PYGOMOKU_MCTS",) + tuple(_PARSERS)
+
+
+def _switch(name: str) -> Any:
+    """The valued switch ``name`` (a key of :data:`_PARSERS`) read from the environment and parsed;
+    its default when unset. A malformed value is a :class:`checks.ConfigError` naming it."""
+    return _PARSERS[name](os.environ.get(name, ""))
 
 
 def _checked_choice(board: Board, info: SearchInfo, t0: float, soft: Optional[float],
