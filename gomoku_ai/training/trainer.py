@@ -62,6 +62,10 @@ class TrainConfig:
     arch: Dict[str, int] = field(default_factory=lambda: {"blocks": 6, "channels": 64,
                                                           "head_channels": 32, "value_fc": 64})
     device: str = "auto"             # auto | cpu | cuda | cuda:N
+    #: when set, the warm-up + cosine schedule runs over this many seconds of training (or ``steps``,
+    #: whichever ends first) and training stops there: a burst on a machine of unknown speed ends its
+    #: schedule on time. Counted from the start of each :meth:`Trainer.fit` (a resume starts it again)
+    schedule_seconds: Optional[float] = None
 
     def __post_init__(self) -> None:
         checks.non_negative(self, "steps", "warmup_steps", "weight_decay", "value_weight", "val_every")
@@ -70,6 +74,8 @@ class TrainConfig:
         checks.non_negative(self, "lr_min")
         checks.fraction(self, "val_fraction")
         checks.device(self, "device")
+        if self.schedule_seconds is not None and not self.schedule_seconds > 0:
+            raise ValueError(f"schedule_seconds must be positive or None, not {self.schedule_seconds!r}")
         check_arch(self, "arch")
 
 
@@ -133,9 +139,10 @@ class DeviceData:
         x[:, 2] = (cells != WALL).float()
         x[:, 3] = (stm == BLACK).float().expand(n, self.h, self.w)
         last = self.last[idx]
-        rows = torch.nonzero(last >= 0).squeeze(1)
-        lm = last[rows]
-        x[rows, 4, lm // self.w, lm % self.w] = 1.0
+        # scatter without a data-dependent shape (no host sync): a row with no last move writes 0.0
+        # into its own square 0, which is 0 already
+        x[:, 4].view(n, -1).scatter_(1, last.clamp(min=0).unsqueeze(1),
+                                    (last >= 0).float().unsqueeze(1))
         return x
 
     def policy_targets(self, idx: torch.Tensor) -> torch.Tensor:
@@ -143,8 +150,7 @@ class DeviceData:
         out = torch.zeros((n, self.h * self.w), dtype=torch.float32, device=self.device)
         mv = self.move[idx]
         has = mv >= 0
-        rows = torch.nonzero(has).squeeze(1)
-        out[rows, mv[rows]] = 1.0
+        out.scatter_(1, mv.clamp(min=0).unsqueeze(1), has.float().unsqueeze(1))
         if self.pi is not None:
             rest = torch.nonzero(~has).squeeze(1)
             if rest.numel():
@@ -161,11 +167,15 @@ class DeviceData:
         return x.contiguous(), pi.contiguous(), self.z[t], self.zw[t]
 
 
-def lr_at(step: int, cfg: TrainConfig) -> float:
-    """Linear warm-up to ``lr`` then cosine decay to ``lr_min`` at ``steps``."""
+def lr_at(step: int, cfg: TrainConfig, elapsed_s: Optional[float] = None) -> float:
+    """Linear warm-up to ``lr`` then cosine decay to ``lr_min`` at ``steps``; with
+    ``cfg.schedule_seconds`` and ``elapsed_s`` (seconds of training so far) the cosine goes by
+    whichever is further on, the steps or the time."""
     if step < cfg.warmup_steps:
         return cfg.lr * (step + 1) / cfg.warmup_steps
     t = min(1.0, (step - cfg.warmup_steps) / max(1, cfg.steps - cfg.warmup_steps))
+    if cfg.schedule_seconds is not None and elapsed_s is not None:
+        t = max(t, min(1.0, elapsed_s / cfg.schedule_seconds))
     return cfg.lr_min + 0.5 * (cfg.lr - cfg.lr_min) * (1 + math.cos(math.pi * t))
 
 
@@ -235,6 +245,7 @@ class Trainer:
         self.run_dir = Path(run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.ckpt_path = self.run_dir / "checkpoint.pt"
+        self.best_path = self.run_dir / "best.pt"
         self.log_path = self.run_dir / "log.jsonl"
         self._log_cb = log
         torch.set_num_threads(cfg.threads)
@@ -310,7 +321,10 @@ class Trainer:
         return {k: round(v / max(n, 1), 4) for k, v in tot.items()}
 
     def fit(self, pos: Positions, stop_after_s: Optional[float] = None) -> Dict[str, Any]:
-        """Train until ``cfg.steps`` (or ``stop_after_s`` seconds); checkpoints along the way."""
+        """Train until ``cfg.steps`` (or ``stop_after_s`` seconds, or ``cfg.schedule_seconds``);
+        checkpoints along the way. Each validation pass that beats the best so far (policy loss +
+        ``value_weight`` x value loss, on the held-out games) also writes ``best.pt`` beside the
+        checkpoint: a long run on little data keeps the network from before its value head overfits."""
         cfg = self.cfg
         use_dev = self._device_data_opt
         if use_dev is None:
@@ -327,8 +341,12 @@ class Trainer:
         acc = torch.zeros(3, device=self.device)   # policy loss, value loss, top1 (summed)
         nacc = 0
         metrics: Dict[str, Any] = {}
+        best = math.inf
+        if cfg.schedule_seconds is not None:
+            stop_after_s = (cfg.schedule_seconds if stop_after_s is None
+                            else min(stop_after_s, cfg.schedule_seconds))
         while self.step < cfg.steps:
-            lr = lr_at(self.step, cfg)
+            lr = lr_at(self.step, cfg, time.perf_counter() - t0)
             for g in self.opt.param_groups:
                 g["lr"] = lr
             idx = rng.choice(train_idx, size=min(cfg.batch_size, len(train_idx)), replace=False)
@@ -361,14 +379,22 @@ class Trainer:
                 t_log = now
                 if cfg.val_every and self.step % cfg.val_every == 0 and len(val_idx):
                     metrics.update(self.evaluate(pos, val_idx))
+                    score = metrics["val_policy_loss"] + cfg.value_weight * metrics["val_value_loss"]
+                    if score < best:
+                        best = score
+                        save_checkpoint(self.best_path, self.model, self.opt, self.step, cfg, metrics)
+                        metrics["best"] = True
                 self._log(metrics)
             if self.step % cfg.checkpoint_every == 0 or self.step == cfg.steps:
                 save_checkpoint(self.ckpt_path, self.model, self.opt, self.step, cfg, metrics)
             if stop_after_s is not None and time.perf_counter() - t0 > stop_after_s:
                 break
         save_checkpoint(self.ckpt_path, self.model, self.opt, self.step, cfg, metrics)
-        final: Dict[str, float] = {"step": self.step}
+        final: Dict[str, Any] = {"step": self.step}
         if len(val_idx):
             final.update(self.evaluate(pos, val_idx))
+            if final["val_policy_loss"] + cfg.value_weight * final["val_value_loss"] < best:
+                save_checkpoint(self.best_path, self.model, self.opt, self.step, cfg, final)
+                final["best"] = True
         self._log({"final": True, **final})
         return final

@@ -127,7 +127,10 @@ def _add_teacher(tsub: Any) -> None:
 
 def _add_export(tsub: Any) -> None:
     ex = tsub.add_parser("export", help="export a run's checkpoint to engine model files")
-    ex.add_argument("--run", required=True, help="run folder holding checkpoint.pt")
+    src = ex.add_mutually_exclusive_group(required=True)
+    src.add_argument("--run", help="run folder holding checkpoint.pt")
+    src.add_argument("--checkpoint", help="a checkpoint file (e.g. a run's best.pt, or the weights-only "
+                                          "files of tools/train/gpu_sweep.sh)")
     ex.add_argument("--out", required=True, help="output basename, e.g. models/freestyle15")
     ex.add_argument("--name", default=None,
                     help="the model's name in its .json (default: the basename of --out)")
@@ -618,7 +621,8 @@ def _run_export(args: Any) -> int:
         extra["win_length"] = args.n
     if args.rule is not None:
         extra["rule"] = args.rule
-    base = trainer.export_checkpoint(Path(args.run) / "checkpoint.pt", Path(args.out),
+    ck = Path(args.checkpoint) if args.checkpoint else Path(args.run) / "checkpoint.pt"
+    base = trainer.export_checkpoint(ck, Path(args.out),
                                      args.name or Path(args.out).name, args.notes,
                                      extra=extra)
     print(json.dumps({"exported": str(base)}))

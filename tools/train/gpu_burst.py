@@ -7,6 +7,7 @@ the export. Everything goes under ``--out`` (default ``$OUT``, else ``runs/gpu-b
 
     OUT/run/checkpoint.pt   the training checkpoint (CPU tensors; resumable with --out again,
                             loadable with torch.load(..., map_location="cpu", weights_only=True))
+    OUT/run/best.pt         the checkpoint of the best validation pass (policy + value loss)
     OUT/run/log.jsonl       the trainer's log (losses, samples/s, validation)
     OUT/<name>.json/.npz/.onnx   the exported engine model (.onnx only when onnx imports)
     OUT/summary.json        device, steps, wall time, samples/s, final losses, export check
@@ -65,6 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--warmup", type=int, default=200, help="warm-up steps (default: %(default)s)")
     p.add_argument("--max-seconds", type=float, default=300.0,
                    help="stop training after this many seconds, the burst's bound (default: %(default)s)")
+    p.add_argument("--time-schedule", action="store_true",
+                   help="run the warm-up + cosine schedule over --max-seconds instead of --steps (whichever "
+                        "ends first): on a machine of unknown speed the learning rate still ends low")
     p.add_argument("--device", default="auto", help="auto | cpu | cuda[:N] (default: %(default)s)")
     p.add_argument("--threads", type=int, default=max(1, min(8, os.cpu_count() or 1)),
                    help="torch CPU threads (default: the CPUs, at most 8; here %(default)s)")
@@ -129,6 +133,7 @@ def _train_config(args: argparse.Namespace) -> Any:
                                val_every=args.val_every, log_every=max(1, min(100, args.steps)),
                                checkpoint_every=max(1, min(1000, args.steps)), seed=args.seed,
                                threads=args.threads, device=args.device,
+                               schedule_seconds=args.max_seconds if args.time_schedule else None,
                                arch={"blocks": args.blocks, "channels": args.channels,
                                      "head_channels": hc, "value_fc": max(32, hc * 2)})
 
@@ -193,12 +198,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     export_s = time.perf_counter() - t
     check = _export_check(base.with_suffix(""), out / "run" / "checkpoint.pt", pos)
     last = next((r for r in reversed(logs) if "policy_loss" in r), {})
+    best = next((r for r in reversed(logs) if r.get("best")), None)
     summary = {**info, "data": [str(p) for p in args.data], "positions": len(pos),
                "board": [w, h], "arch": cfg.arch, "batch": args.batch, "schedule_steps": args.steps,
                "steps_this_run": steps, "step": tr.step, "load_s": round(load_s, 2),
                "train_s": round(train_s, 2),
                "samples_per_s": round(steps * args.batch / max(train_s, 1e-9), 1),
-               "last_log": last, "final": final, "export": str(base),
+               "last_log": last, "best_val": best, "final": final, "export": str(base),
                "export_s": round(export_s, 2), "onnx": with_onnx, "export_check": check,
                "wall_s": round(time.perf_counter() - t_start, 2)}
     tmp = out / ".summary.json.tmp"
