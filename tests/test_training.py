@@ -331,3 +331,85 @@ def test_fit_eval_scale_recovers_the_scale_of_the_results() -> None:
     assert n == 800 and 170 < scale < 370
     with pytest.raises(ValueError):
         fit_eval_scale([GameRecord(15, 15, Rule.FREESTYLE, five_black)])
+
+
+def test_lr_schedule_by_time() -> None:
+    """With schedule_seconds the cosine follows the further of steps and time."""
+    cfg = TrainConfig(steps=10**6, lr=1e-3, lr_min=1e-5, warmup_steps=10, schedule_seconds=100.0)
+    assert lr_at(5, cfg, elapsed_s=90.0) == pytest.approx(6e-4)           # the warm-up goes by steps
+    assert lr_at(50, cfg, elapsed_s=50.0) == pytest.approx((1e-3 + 1e-5) / 2)
+    assert lr_at(50, cfg, elapsed_s=500.0) == pytest.approx(1e-5)
+    assert lr_at(50, cfg) == pytest.approx(lr_at(50, TrainConfig(steps=10**6, lr=1e-3, lr_min=1e-5,
+                                                                  warmup_steps=10)))
+    with pytest.raises(ValueError, match="schedule_seconds"):
+        TrainConfig(schedule_seconds=0.0)
+
+
+def test_time_schedule_ends_on_time_with_a_low_rate(tmp_path: Path) -> None:
+    pos = _tiny_positions(20)
+    cfg = TrainConfig(steps=10**6, batch_size=16, lr=1e-3, lr_min=1e-5, warmup_steps=2, log_every=1,
+                      val_every=0, checkpoint_every=10**6, arch=SMALL, threads=1, device="cpu",
+                      schedule_seconds=2.0)
+    tr = Trainer(cfg, tmp_path / "run")
+    tr.fit(pos)
+    assert 2 < tr.step < cfg.steps
+    lrs = [r["lr"] for r in map(json.loads, (tmp_path / "run" / "log.jsonl").read_text().splitlines())
+           if "lr" in r]
+    assert lrs[-1] < 0.1 * cfg.lr
+    assert lrs[2:] == sorted(lrs[2:], reverse=True)
+
+
+def test_best_validation_pass_is_kept_and_exports(tmp_path: Path) -> None:
+    from tools.cli import main as cli_main
+    pos = _tiny_positions(30)
+    cfg = TrainConfig(steps=40, batch_size=32, lr=3e-3, warmup_steps=2, log_every=5, val_every=5,
+                      checkpoint_every=40, arch=SMALL, threads=1, val_fraction=0.2, device="cpu")
+    Trainer(cfg, tmp_path / "run").fit(pos)
+    log = [json.loads(line) for line in (tmp_path / "run" / "log.jsonl").read_text().splitlines()]
+    scored = [r for r in log if "val_policy_loss" in r]
+    best = min(scored, key=lambda r: r["val_policy_loss"] + r["val_value_loss"])
+    state = load_checkpoint(tmp_path / "run" / "best.pt")
+    assert state["step"] == best["step"]
+    assert state["metrics"]["val_policy_loss"] == best["val_policy_loss"]
+    assert cli_main(["train", "export", "--checkpoint", str(tmp_path / "run" / "best.pt"), "--out",
+                     str(tmp_path / "m"), "--size", "9x9"]) == 0
+    net = load_model(tmp_path / "m")
+    model = PolicyValueNet(Arch(**SMALL))
+    model.load_state_dict(state["model"])
+    model.eval()
+    x = encode_batch([Board(9, 9)])
+    p, _ = net.forward(x)
+    with torch.no_grad():
+        pt, _ = model(torch.from_numpy(x))
+    assert np.allclose(p, pt.numpy(), atol=1e-4)
+
+
+def test_gpu_sweep_packs_weights_only_checkpoints(tmp_path: Path) -> None:
+    """tools/train/gpu_sweep.sh on the CPU with a tiny budget: two networks at once, each returned as a
+    best and a last weights-only checkpoint, and the logs in one archive."""
+    import os
+    import subprocess
+    import sys
+    import tarfile
+    shard = tmp_path / "sl.npz"
+    save_shard(_tiny_positions(30), shard)
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "OUT": str(tmp_path / "out"), "WORK": str(tmp_path / "work"),
+           "SWEEP": "1x8 2x8", "BURST_SECONDS": "3", "THREADS": "1", "PYTHON": sys.executable}
+    r = subprocess.run(["bash", str(root / "tools" / "train" / "gpu_sweep.sh"), "--data", str(shard),
+                        "--batch", "16", "--val-every", "5", "--device", "cpu"],
+                       cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    out = tmp_path / "out"
+    assert sorted(p.name for p in out.iterdir()) == ["1x8-best.pt", "1x8-last.pt", "2x8-best.pt",
+                                                     "2x8-last.pt", "logs.tar.gz"]
+    for a in ("1x8", "2x8"):
+        state = load_checkpoint(out / f"{a}-last.pt")
+        assert "optimizer" not in state and state["arch"]["channels"] == 8
+    with tarfile.open(out / "logs.tar.gz") as t:
+        names = t.getnames()
+    assert "./2x8/summary.json" in names and not any(n.endswith(".pt") for n in names)
+    env["SWEEP"] = "1x8 1x8 1x8 1x8"
+    r = subprocess.run(["bash", str(root / "tools" / "train" / "gpu_sweep.sh")], cwd=root, env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "at most 3" in r.stderr
