@@ -69,6 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--time-schedule", action="store_true",
                    help="run the warm-up + cosine schedule over --max-seconds instead of --steps (whichever "
                         "ends first): on a machine of unknown speed the learning rate still ends low")
+    p.add_argument("--init", default=None,
+                   help="a checkpoint whose weights start the run (fresh optimizer and schedule; its "
+                        "architecture must be --blocks x --channels); ignored when --out already has one")
     p.add_argument("--device", default="auto", help="auto | cpu | cuda[:N] (default: %(default)s)")
     p.add_argument("--threads", type=int, default=max(1, min(8, os.cpu_count() or 1)),
                    help="torch CPU threads (default: the CPUs, at most 8; here %(default)s)")
@@ -185,7 +188,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(json.dumps(rec), flush=True)
 
     tr = trainer.Trainer(cfg, out / "run", log=log,
-                         device_data={"auto": None, "on": True, "off": False}[args.device_data])
+                         device_data={"auto": None, "on": True, "off": False}[args.device_data],
+                         init=Path(args.init) if args.init else None)
     step0 = tr.step
     t = time.perf_counter()
     final = tr.fit(pos, stop_after_s=max(0.0, args.max_seconds))
