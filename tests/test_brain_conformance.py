@@ -784,10 +784,10 @@ def test_board_size_chooses_the_shipped_network(monkeypatch):
     brain = Brain(io.BytesIO(script.encode()), out, player_factory=Recording())
     assert brain.run() == 0
     assert out.getvalue().decode().split() == ["OK"] * 8
-    assert made == [(Rule.FREESTYLE, 15, 15, "freestyle15-4x32-sp"),
+    assert made == [(Rule.FREESTYLE, 15, 15, "freestyle15-5x48-sl"),
                     (Rule.FREESTYLE, 20, 20, "freestyle20-4x32-sp"),
                     (Rule.FREESTYLE, 8, 8, "gomoku8-4x32"),
-                    (Rule.FREESTYLE, 15, 15, "freestyle15-4x32-sp"),
+                    (Rule.FREESTYLE, 15, 15, "freestyle15-5x48-sl"),
                     (Rule.STANDARD, 15, 15, "freestyle15-4x32")]   # index: "standard" before freestyle@8x8
     assert player_source(brain.player).endswith("freestyle15-4x32, onnx-int8")   # its int8 graph
 
