@@ -413,3 +413,18 @@ def test_gpu_sweep_packs_weights_only_checkpoints(tmp_path: Path) -> None:
     r = subprocess.run(["bash", str(root / "tools" / "train" / "gpu_sweep.sh")], cwd=root, env=env,
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "at most 3" in r.stderr
+
+
+def test_a_resumed_run_keeps_its_best_pass_unless_beaten(tmp_path: Path) -> None:
+    pos = _tiny_positions(30)
+    cfg = TrainConfig(steps=20, batch_size=32, lr=3e-3, warmup_steps=2, log_every=5, val_every=5,
+                      checkpoint_every=20, arch=SMALL, threads=1, val_fraction=0.2, device="cpu")
+    Trainer(cfg, tmp_path / "run").fit(pos)
+    before = load_checkpoint(tmp_path / "run" / "best.pt")
+    # resume with a learning rate that wrecks the network: its passes must not replace best.pt
+    cfg2 = TrainConfig(**{**cfg.__dict__, "steps": 30, "lr": 5.0, "lr_min": 5.0, "warmup_steps": 0})
+    tr = Trainer(cfg2, tmp_path / "run")
+    assert tr.step == 20
+    tr.fit(pos)
+    after = load_checkpoint(tmp_path / "run" / "best.pt")
+    assert after["step"] == before["step"] and after["metrics"] == before["metrics"]

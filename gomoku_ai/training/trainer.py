@@ -320,6 +320,15 @@ class Trainer:
         self.model.train()
         return {k: round(v / max(n, 1), 4) for k, v in tot.items()}
 
+    def _best_score(self) -> float:
+        """The validation score of this run's ``best.pt`` (a resumed run must beat it), else infinity."""
+        if not self.best_path.exists() or self.step == 0:
+            return math.inf
+        m = load_checkpoint(self.best_path).get("metrics") or {}
+        if "val_policy_loss" not in m or "val_value_loss" not in m:
+            return math.inf
+        return float(m["val_policy_loss"]) + self.cfg.value_weight * float(m["val_value_loss"])
+
     def fit(self, pos: Positions, stop_after_s: Optional[float] = None) -> Dict[str, Any]:
         """Train until ``cfg.steps`` (or ``stop_after_s`` seconds, or ``cfg.schedule_seconds``);
         checkpoints along the way. Each validation pass that beats the best so far (policy loss +
@@ -341,7 +350,7 @@ class Trainer:
         acc = torch.zeros(3, device=self.device)   # policy loss, value loss, top1 (summed)
         nacc = 0
         metrics: Dict[str, Any] = {}
-        best = math.inf
+        best = self._best_score()
         if cfg.schedule_seconds is not None:
             stop_after_s = (cfg.schedule_seconds if stop_after_s is None
                             else min(stop_after_s, cfg.schedule_seconds))

@@ -9,8 +9,10 @@
 # Environment: OUT (where the packed results go; default runs/gpu-sweep), SWEEP (space-separated
 # BLOCKSxCHANNELS, default "6x64 8x96"), BURST_SECONDS (training time of each, all at once; default
 # 300), MARGIN_SECONDS (each burst is killed after BURST_SECONDS + this, for loading and export;
-# default 180), THREADS (torch CPU threads of each; default 4), PYTHON (default .venv/bin/python when present,
-# else python3). Extra arguments go to every gpu_burst.py (--data, --batch, --lr, ...).
+# default 180), THREADS (torch CPU threads of each; default 4), PYTHON (default .venv/bin/python when
+# present, else python3). Extra arguments go to every gpu_burst.py (--data, --batch, --lr, ...).
+# The runs time-slice the GPU: each gets about 1/N of its throughput alone (an H200, 5x48: 19,000
+# positions/s beside two others, 52,000 alone), so N at once is for comparing towers in one call.
 # Each burst's whole folder is kept under WORK (default /tmp/gpu-sweep). OUT receives, per network:
 #   <BxC>-best.pt, <BxC>-last.pt   weights only (no optimizer state): the best validation pass and the
 #                                  end of the schedule; `gomoku train export --checkpoint F` reads them
