@@ -192,6 +192,17 @@ def save_checkpoint(path: Path, model: PolicyValueNet, opt: torch.optim.Optimize
     os.replace(tmp, path)
 
 
+def save_weights_only(src: Path, dst: Path) -> None:
+    """Copy the checkpoint ``src`` to ``dst`` without its optimizer state (about a third of the size):
+    enough to export it, or to start a run with ``init``; not to resume one. Atomic, like
+    :func:`save_checkpoint`; a bad ``src`` is a :class:`CheckpointError` naming it."""
+    state = load_checkpoint(src)
+    state.pop("optimizer", None)
+    tmp = dst.with_suffix(dst.suffix + ".tmp")
+    torch.save(state, tmp)
+    os.replace(tmp, dst)
+
+
 def load_checkpoint(path: Path) -> Dict[str, Any]:
     """Load with ``weights_only=True``; raises CheckpointError naming the file."""
     try:
@@ -320,6 +331,20 @@ class Trainer:
         self.model.train()
         return {k: round(v / max(n, 1), 4) for k, v in tot.items()}
 
+    def _score(self, metrics: Dict[str, Any]) -> float:
+        """A validation pass's score (lower is better): policy loss + ``value_weight`` x value loss."""
+        return float(metrics["val_policy_loss"]) + self.cfg.value_weight * float(metrics["val_value_loss"])
+
+    def _keep_if_best(self, metrics: Dict[str, Any], best: float) -> float:
+        """Write ``best.pt`` (and mark ``metrics["best"]``) when this validation pass beats ``best``;
+        the best score after it."""
+        score = self._score(metrics)
+        if score >= best:
+            return best
+        save_checkpoint(self.best_path, self.model, self.opt, self.step, self.cfg, metrics)
+        metrics["best"] = True
+        return score
+
     def _best_score(self) -> float:
         """The validation score of this run's ``best.pt`` (a resumed run must beat it), else infinity."""
         if not self.best_path.exists() or self.step == 0:
@@ -327,7 +352,7 @@ class Trainer:
         m = load_checkpoint(self.best_path).get("metrics") or {}
         if "val_policy_loss" not in m or "val_value_loss" not in m:
             return math.inf
-        return float(m["val_policy_loss"]) + self.cfg.value_weight * float(m["val_value_loss"])
+        return self._score(m)
 
     def fit(self, pos: Positions, stop_after_s: Optional[float] = None) -> Dict[str, Any]:
         """Train until ``cfg.steps`` (or ``stop_after_s`` seconds, or ``cfg.schedule_seconds``);
@@ -388,11 +413,7 @@ class Trainer:
                 t_log = now
                 if cfg.val_every and self.step % cfg.val_every == 0 and len(val_idx):
                     metrics.update(self.evaluate(pos, val_idx))
-                    score = metrics["val_policy_loss"] + cfg.value_weight * metrics["val_value_loss"]
-                    if score < best:
-                        best = score
-                        save_checkpoint(self.best_path, self.model, self.opt, self.step, cfg, metrics)
-                        metrics["best"] = True
+                    best = self._keep_if_best(metrics, best)
                 self._log(metrics)
             if self.step % cfg.checkpoint_every == 0 or self.step == cfg.steps:
                 save_checkpoint(self.ckpt_path, self.model, self.opt, self.step, cfg, metrics)
@@ -402,8 +423,6 @@ class Trainer:
         final: Dict[str, Any] = {"step": self.step}
         if len(val_idx):
             final.update(self.evaluate(pos, val_idx))
-            if final["val_policy_loss"] + cfg.value_weight * final["val_value_loss"] < best:
-                save_checkpoint(self.best_path, self.model, self.opt, self.step, cfg, final)
-                final["best"] = True
+            self._keep_if_best(final, best)
         self._log({"final": True, **final})
         return final

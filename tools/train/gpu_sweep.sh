@@ -51,12 +51,8 @@ for a in $SWEEP; do
   for kind in best:best last:checkpoint; do
     src="$WORK/$a/run/${kind#*:}.pt"
     [ -f "$src" ] || continue
-    "$PYTHON" - "$src" "$OUT/$a-${kind%%:*}.pt" <<'EOF'
-import sys, torch
-state = torch.load(sys.argv[1], map_location="cpu", weights_only=True)
-state.pop("optimizer", None)
-torch.save(state, sys.argv[2])
-EOF
+    "$PYTHON" -c 'import sys; from pathlib import Path; from gomoku_ai.training.trainer import save_weights_only
+save_weights_only(Path(sys.argv[1]), Path(sys.argv[2]))' "$src" "$OUT/$a-${kind%%:*}.pt"
   done
   tail -n 3 "$WORK/$a/stderr.txt" >&2 || true
 done
