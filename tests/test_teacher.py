@@ -45,6 +45,28 @@ def test_openings_skip_decided_prefixes_and_other_boards() -> None:
     assert openings_from_records([small], 5, 2, 2, min_rest=0) == []
 
 
+def test_openings_from_a_smaller_board_are_shifted_onto_the_larger_one() -> None:
+    recs = [_rec(LONG), _rec(LONG[1:] + LONG[:1])]
+    # without embed_smaller a 15x15 record gives nothing on 20x20
+    assert openings_from_records(recs, 10, 3, 6, 20, 20, seed=4, min_rest=5) == []
+    offsets = set()
+    for seed in range(12):
+        ops = openings_from_records(recs, 10, 3, 6, 20, 20, seed=seed, min_rest=5,
+                                    embed_smaller=True)
+        assert len(ops) == 2
+        for op in ops:
+            # a record's prefix shifted by an offset that keeps its whole 15x15 board inside
+            shifts = [(dx, dy) for r in recs for dx in range(6) for dy in range(6)
+                      if [(x + dx, y + dy) for x, y in r.moves[:len(op)]] == op]
+            assert len(shifts) == 1, op
+            dx, dy = shifts[0]
+            offsets.add((dx, dy))
+    assert len(offsets) > 3                      # the offsets vary with the seed and the record
+    # same-size records draw no offset, so an old seed gives the openings it always gave
+    assert (openings_from_records(recs, 10, 3, 6, seed=4, min_rest=5, embed_smaller=True)
+            == openings_from_records(recs, 10, 3, 6, seed=4, min_rest=5))
+
+
 @pytest.mark.parametrize("bad", [dict(count=0), dict(min_plies=0), dict(min_plies=5, max_plies=4)])
 def test_openings_bad_bounds(bad) -> None:
     kw = dict(count=3, min_plies=2, max_plies=4)

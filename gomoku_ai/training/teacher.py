@@ -28,11 +28,16 @@ __all__ = ["openings_from_records"]
 def openings_from_records(records: Iterable[GameRecord], count: int, min_plies: int,
                           max_plies: int, width: int = 15, height: int = 15,
                           rule: Rule = Rule.FREESTYLE, seed: int = 0,
-                          min_rest: int = 10) -> List[List[Move]]:
+                          min_rest: int = 10, embed_smaller: bool = False) -> List[List[Move]]:
     """Up to ``count`` distinct openings, each the first k moves of one record (k drawn uniformly
     from ``min_plies..max_plies`` per record, with ``seed``).
 
-    A record is used only when it is on a ``width`` x ``height`` board, its first k moves are legal
+    With ``embed_smaller``, records of a smaller board are used too: their opening is shifted by a
+    seeded random offset (each record's own, uniform over the offsets that keep the record's whole
+    board on this one), so 15x15 games give openings for 20x20, where there are few records.
+
+    A record is used only when it is on a ``width`` x ``height`` board (or a smaller one, with
+    ``embed_smaller``), its first k moves are legal
     and decide nothing (no five, no full board), and at least ``min_rest`` more moves were played in
     it (so the opening was a live position for strong players). Records are visited in a seeded
     random order; duplicates (the same moves in the same order) are kept once. Raises ValueError on
@@ -45,7 +50,8 @@ def openings_from_records(records: Iterable[GameRecord], count: int, min_plies: 
     if min_rest < 0:
         raise ValueError(f"min_rest must be >= 0, got {min_rest}")
     rng = random.Random(seed)
-    recs = [r for r in records if (r.width, r.height) == (width, height)]
+    recs = [r for r in records if (r.width, r.height) == (width, height)
+            or (embed_smaller and r.width <= width and r.height <= height)]
     rng.shuffle(recs)
     seen = set()
     out: List[List[Move]] = []
@@ -53,7 +59,11 @@ def openings_from_records(records: Iterable[GameRecord], count: int, min_plies: 
         k = rng.randint(min_plies, max_plies)
         if len(rec.moves) < k + min_rest:
             continue
-        prefix: List[Move] = [(int(m[0]), int(m[1])) for m in rec.moves[:k]]
+        dx = dy = 0
+        if (rec.width, rec.height) != (width, height):   # no draw otherwise: old seeds unchanged
+            dx = rng.randint(0, width - rec.width)
+            dy = rng.randint(0, height - rec.height)
+        prefix: List[Move] = [(int(m[0]) + dx, int(m[1]) + dy) for m in rec.moves[:k]]
         key = tuple(prefix)
         if key in seen or not _live(prefix, width, height, rule):
             continue

@@ -109,7 +109,11 @@ def _add_teacher(tsub: Any) -> None:
     te.add_argument("--max-plies", type=int, default=12,
                     help="longest opening in plies (default: %(default)s)")
     te.add_argument("--size", type=int, default=15,
-                    help="board size of the records and the games (default: %(default)s)")
+                    help="board size of the games (default: %(default)s)")
+    te.add_argument("--records-size", type=int, default=None,
+                    help="board size of the records, when smaller than --size: their openings "
+                         "are placed at a seeded random offset, e.g. 15x15 Gomocup games for "
+                         "20x20 (default: --size)")
     te.add_argument("--rule", default="freestyle",
                     help="freestyle, standard, renju or caro (default: %(default)s)")
     te.add_argument("--seed", type=int, default=1,
@@ -646,10 +650,14 @@ def _run_teacher(args: Any) -> int:
         return 2
     try:
         rule = Rule.parse(args.rule)
+        rsize = args.size if args.records_size is None else args.records_size
+        if not 5 <= rsize <= args.size:
+            raise ValueError(f"--records-size must be 5..--size ({args.size}), got {rsize}")
         if not ops_path.exists():
-            loader = load_games(args.records, on_error="skip", size=args.size, rule=rule)
+            loader = load_games(args.records, on_error="skip", size=rsize, rule=rule)
             ops = openings_from_records(loader, (args.games + 1) // 2, args.min_plies,
-                                        args.max_plies, args.size, args.size, rule, args.seed)
+                                        args.max_plies, args.size, args.size, rule, args.seed,
+                                        embed_smaller=rsize < args.size)
             if not ops:
                 raise ValueError(f"no usable opening in {' '.join(args.records)}")
             out.mkdir(parents=True, exist_ok=True)
@@ -659,6 +667,7 @@ def _run_teacher(args: Any) -> int:
                    "--max-plies", str(args.max_plies), "--size", str(args.size), "--rule",
                    args.rule, "--seed", str(args.seed), "-j", str(args.workers),
                    "--record-format", args.record_format, "--out", args.out]
+            cmd += ["--records-size", str(rsize)] if rsize != args.size else []
             cmd += ["--nodes", str(args.nodes)] if args.nodes else []
             cmd += ["--tc", args.tc] if args.tc else []
             atomic_write_text(out / "command.sh", " ".join(shlex.quote(a) for a in cmd) + "\n")
