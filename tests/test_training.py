@@ -108,23 +108,25 @@ def test_dihedral_is_the_numbering_of_net_symmetries() -> None:
     assert np.array_equal(transform_planes(y, HALF_TURN), y[::-1, ::-1])   # the trainer's W x H turn
 
 
-def _tiny_positions(n_games: int = 40, seed: int = 0) -> Positions:
+def _tiny_positions(n_games: int = 40, seed: int = 0, size: int = 9) -> Positions:
     rng = random.Random(seed)
     games = []
+    c = size // 2
     for _ in range(n_games):
-        b = Board(9, 9)
+        b = Board(size, size)
         moves = []
         # Black always opens at the centre, then plays near it: a learnable policy
         while b.winner is None and len(moves) < 30:
             if not moves:
-                m = 40
+                m = c * size + c
             else:
-                empties = [e for e in b.empty_squares() if abs(e % 9 - 4) <= 2 and abs(e // 9 - 4) <= 2]
+                empties = [e for e in b.empty_squares()
+                           if abs(e % size - c) <= 2 and abs(e // size - c) <= 2]
                 m = rng.choice(empties or b.empty_squares())
             moves.append(m)
             b.push(m)
         w = b.winner
-        games.append((moves, (9, 9), 0 if w is None else w))
+        games.append((moves, (size, size), 0 if w is None else w))
     return positions_from_games(games)
 
 
@@ -259,6 +261,82 @@ def test_gpu_burst_runs_on_cpu(tmp_path: Path) -> None:
     net = load_model(out / "tiny")
     p, v = net.forward(encode_batch([Board(9, 9)]))
     assert p.shape == (1, 81)
+
+
+def test_mixed_board_sizes_train_one_network_by_their_shares(tmp_path: Path) -> None:
+    """Positions of two sizes: every batch is of one size, drawn by ``size_shares``; validation
+    reports each size and their share-weighted mean, and both sizes learn."""
+    small, big = _tiny_positions(30, seed=1), _tiny_positions(30, seed=2, size=11)
+    cfg = TrainConfig(steps=120, batch_size=32, lr=3e-3, warmup_steps=5, log_every=40,
+                      val_every=40, checkpoint_every=40, arch=SMALL, threads=1, val_fraction=0.1,
+                      size_shares={"11x11": 0.75})
+    tr = Trainer(cfg, tmp_path / "run")
+    shapes = []
+    real_batch = tr._batch
+
+    def spy(pos, idx, k, data=None):
+        if tr.model.training:                               # not a validation pass
+            shapes.append(pos.shape)
+        return real_batch(pos, idx, k, data)
+
+    tr._batch = spy
+    tr.fit([small, big])
+    train_shapes = shapes
+    assert len(train_shapes) == 120
+    n_big = sum(1 for sh in train_shapes if sh == (11, 11))
+    assert set(train_shapes) == {(9, 9), (11, 11)}
+    assert 0.6 < n_big / len(train_shapes) < 0.9          # 0.75 of 120 draws
+    log = [json.loads(line) for line in (tmp_path / "run" / "log.jsonl").read_text().splitlines()]
+    vals = [r for r in log if "val_policy_loss_11x11" in r]
+    assert len(vals) >= 3                                   # passes at 40, 80, 120 and the final one
+    for r in vals:
+        mean = 0.25 * r["val_policy_loss_9x9"] + 0.75 * r["val_policy_loss_11x11"]
+        assert r["val_policy_loss"] == pytest.approx(mean, abs=2e-4)
+    # both sizes learned: well below a uniform policy over their squares
+    assert vals[-1]["val_policy_loss_9x9"] < math.log(81) - 0.5
+    assert vals[-1]["val_policy_loss_11x11"] < math.log(121) - 0.5
+
+
+def test_size_shares_are_checked() -> None:
+    from gomoku_ai.training.trainer import _Group, _shares
+    with pytest.raises(ValueError):
+        TrainConfig(size_shares={"20x20": 1.5})
+    with pytest.raises(ValueError):
+        TrainConfig(size_shares={"20": 0.5})
+    with pytest.raises(ValueError):
+        TrainConfig(size_shares={"20x20": 0.7, "15x15": 0.6})
+    a, b = _tiny_positions(4, size=9), _tiny_positions(4, size=11)
+    ga = _Group(a, None, np.arange(30), np.arange(0))
+    gb = _Group(b, None, np.arange(10), np.arange(0))
+    assert _shares([ga, gb], None) == pytest.approx([0.75, 0.25])     # by training positions
+    assert _shares([ga, gb], {"11x11": 0.6}) == pytest.approx([0.4, 0.6])
+    with pytest.raises(ValueError, match="no positions"):
+        _shares([ga, gb], {"15x15": 0.5})
+
+
+def test_gpu_burst_trains_and_exports_two_board_sizes(tmp_path: Path) -> None:
+    from tools.train import gpu_burst
+    save_shard(_tiny_positions(20), tmp_path / "a.npz")
+    save_shard(_tiny_positions(20, size=11), tmp_path / "b.npz")
+    out = tmp_path / "out"
+    rc = gpu_burst.main(["--data", str(tmp_path / "a.npz"), str(tmp_path / "b.npz"), "--out", str(out),
+                         "--steps", "6", "--blocks", "1", "--channels", "8", "--batch", "16",
+                         "--device", "cpu", "--threads", "1", "--max-seconds", "30", "--name", "mix",
+                         "--size-share", "11x11=0.5", "--val-every", "3"])
+    assert rc == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["boards"] == [[9, 9], [11, 11]] and summary["step"] == 6
+    assert set(summary["export_check"]) == {"numpy_9x9", "numpy_11x11"} | (
+        {"onnx_9x9", "onnx_11x11"} if "onnx_9x9" in summary["export_check"] else set())
+    assert all(d["policy_max_abs_diff"] < 1e-4 for d in summary["export_check"].values())
+    assert "val_policy_loss_11x11" in summary["final"]
+    net = load_model(out / "mix")
+    for n in (9, 11, 15):                                   # one fully convolutional network
+        p, v = net.forward(encode_batch([Board(n, n)]))
+        assert p.shape == (1, n * n)
+    bad = gpu_burst.main(["--data", str(tmp_path / "a.npz"), "--out", str(tmp_path / "o2"),
+                          "--steps", "2", "--device", "cpu", "--size-share", "11x11"])
+    assert bad == 2
 
 
 # ---------------------------------------------------------------------------- plots

@@ -15,10 +15,11 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
@@ -66,6 +67,10 @@ class TrainConfig:
     #: whichever ends first) and training stops there: a burst on a machine of unknown speed ends its
     #: schedule on time. Counted from the start of each :meth:`Trainer.fit` (a resume starts it again)
     schedule_seconds: Optional[float] = None
+    #: mixed board sizes: the share of the batches (0..1) drawn from each named size, e.g.
+    #: ``{"20x20": 0.3}`` (width x height); sizes not named share the rest in proportion to their
+    #: training positions (all of them so when None). Every batch holds one size
+    size_shares: Optional[Dict[str, float]] = None
 
     def __post_init__(self) -> None:
         checks.non_negative(self, "steps", "warmup_steps", "weight_decay", "value_weight", "val_every")
@@ -76,6 +81,12 @@ class TrainConfig:
         checks.device(self, "device")
         if self.schedule_seconds is not None and not self.schedule_seconds > 0:
             raise ValueError(f"schedule_seconds must be positive or None, not {self.schedule_seconds!r}")
+        if self.size_shares is not None:
+            bad = {k: v for k, v in self.size_shares.items()
+                   if not re.fullmatch(r"[1-9][0-9]*x[1-9][0-9]*", k) or not 0.0 <= v <= 1.0}
+            if bad or sum(self.size_shares.values()) > 1.0 + 1e-9:
+                raise ValueError("size_shares must map WxH to shares in 0..1 summing to at most 1, "
+                                 f"not {self.size_shares!r}")
         check_arch(self, "arch")
 
 
@@ -240,6 +251,53 @@ def export_checkpoint(path: Path, out_base: Path, name: str, notes: str = "",
     return export_model(folded, cfg, out_base)
 
 
+@dataclass
+class _Group:
+    """The positions of one board size in a :meth:`Trainer.fit`: its train/validation split, its
+    device copy and its share of the batches."""
+
+    pos: Positions
+    data: Optional[DeviceData]
+    train_idx: np.ndarray
+    val_idx: np.ndarray
+    share: float = 1.0
+
+    @property
+    def name(self) -> str:
+        h, w = self.pos.shape
+        return f"{w}x{h}"
+
+
+def group_by_size(pos: Union[Positions, Sequence[Positions]]) -> List[Positions]:
+    """``pos`` as one :class:`Positions` per board size (parts of one size concatenated), in the
+    order the sizes first appear."""
+    parts = [pos] if isinstance(pos, Positions) else list(pos)
+    if not parts:
+        raise ValueError("no positions")
+    shapes: Dict[Tuple[int, int], List[Positions]] = {}
+    for p in parts:
+        shapes.setdefault(p.shape, []).append(p)
+    return [ps[0] if len(ps) == 1 else Positions.concat(ps) for ps in shapes.values()]
+
+
+def _shares(groups: Sequence[_Group], named: Optional[Dict[str, float]]) -> List[float]:
+    """Each group's share of the batches: ``named`` ones as given, the rest of the unit in proportion
+    to training positions. Raises ValueError for a named size with no positions."""
+    named = dict(named or {})
+    unknown = set(named) - {g.name for g in groups}
+    if unknown:
+        raise ValueError(f"size_shares names sizes with no positions: {sorted(unknown)}")
+    rest = [g for g in groups if g.name not in named]
+    left = max(0.0, 1.0 - sum(named.values()))
+    n_rest = sum(len(g.train_idx) for g in rest)
+    out = [named[g.name] if g.name in named
+           else (left * len(g.train_idx) / n_rest if n_rest else 0.0) for g in groups]
+    total = sum(out)
+    if not total > 0:
+        raise ValueError("no batches to draw: every board size has a zero share")
+    return [v / total for v in out]
+
+
 class Trainer:
     """Trains a :class:`PolicyValueNet` on a :class:`Positions` set; resumable from ``run_dir``."""
 
@@ -252,7 +310,6 @@ class Trainer:
         already has a checkpoint (that one is resumed). Its architecture must be ``cfg.arch``."""
         self.cfg = cfg
         self._device_data_opt = device_data
-        self._data: Optional[DeviceData] = None
         self.run_dir = Path(run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.ckpt_path = self.run_dir / "checkpoint.pt"
@@ -290,11 +347,13 @@ class Trainer:
         if self._log_cb is not None:
             self._log_cb(rec)
 
-    def _batch(self, pos: Positions, idx: np.ndarray, k: int) -> Batch:
+    def _batch(self, pos: Positions, idx: np.ndarray, k: int,
+               data: Optional[DeviceData] = None) -> Batch:
         """(planes, policy targets, z, zw) of positions ``idx`` under symmetry ``k``, on the
-        training device (the symmetry is applied there)."""
-        if self._data is not None:
-            return self._data.batch(idx, k)
+        training device (the symmetry is applied there); from ``data`` (``pos`` held on the
+        device) when given."""
+        if data is not None:
+            return data.batch(idx, k)
         d = self.device
         x = torch.from_numpy(encode_positions(pos, idx)).to(d)
         pi = torch.from_numpy(pos.policy_targets(idx)).to(d)
@@ -316,14 +375,16 @@ class Trainer:
         acc = (logits.argmax(dim=1) == pi.argmax(dim=1)).float().mean()
         return lp, lv, acc
 
-    def evaluate(self, pos: Positions, idx: np.ndarray, batch: int = 1024) -> Dict[str, float]:
+    def evaluate(self, pos: Positions, idx: np.ndarray, batch: int = 1024,
+                 data: Optional[DeviceData] = None) -> Dict[str, float]:
+        """Mean policy loss, value loss and top-1 of positions ``idx`` (no augmentation)."""
         self.model.eval()
         tot = {"val_policy_loss": 0.0, "val_value_loss": 0.0, "val_top1": 0.0}
         n = 0
         with torch.no_grad():
             for s in range(0, len(idx), batch):
                 b = idx[s:s + batch]
-                lp, lv, acc = self._losses(*self._batch(pos, b, 0))
+                lp, lv, acc = self._losses(*self._batch(pos, b, 0, data))
                 tot["val_policy_loss"] += float(lp) * len(b)
                 tot["val_value_loss"] += float(lv) * len(b)
                 tot["val_top1"] += float(acc) * len(b)
@@ -354,20 +415,43 @@ class Trainer:
             return math.inf
         return self._score(m)
 
-    def fit(self, pos: Positions, stop_after_s: Optional[float] = None) -> Dict[str, Any]:
+    def _validate(self, groups: Sequence[_Group]) -> Dict[str, float]:
+        """Validation metrics over the groups' held-out games: one size's as they are; several
+        sizes' averaged by their batch shares (the objective trained), with each size's own under
+        ``val_<metric>_<W>x<H>``. Empty when no group holds validation games."""
+        parts = [(g, self.evaluate(g.pos, g.val_idx, data=g.data)) for g in groups if len(g.val_idx)]
+        if not parts:
+            return {}
+        if len(groups) == 1:
+            return parts[0][1]
+        wsum = sum(g.share for g, _ in parts) or 1.0
+        out = {k: round(sum(g.share * m[k] for g, m in parts) / wsum, 4) for k in parts[0][1]}
+        for g, m in parts:
+            out.update({f"{k}_{g.name}": v for k, v in m.items()})
+        return out
+
+    def fit(self, pos: Union[Positions, Sequence[Positions]],
+            stop_after_s: Optional[float] = None) -> Dict[str, Any]:
         """Train until ``cfg.steps`` (or ``stop_after_s`` seconds, or ``cfg.schedule_seconds``);
         checkpoints along the way. Each validation pass that beats the best so far (policy loss +
         ``value_weight`` x value loss, on the held-out games) also writes ``best.pt`` beside the
-        checkpoint: a long run on little data keeps the network from before its value head overfits."""
+        checkpoint: a long run on little data keeps the network from before its value head overfits.
+
+        ``pos`` may be several sets of different board sizes (the network is fully convolutional):
+        each batch is drawn from one size, chosen by ``cfg.size_shares``."""
         cfg = self.cfg
         use_dev = self._device_data_opt
         if use_dev is None:
             use_dev = self.device.type == "cuda"
-        self._data = DeviceData(pos, self.device) if use_dev else None
-        train_idx, val_idx = split_by_game(pos, cfg.val_fraction, cfg.seed)
+        groups: List[_Group] = []
+        for p in group_by_size(pos):
+            train_idx, val_idx = split_by_game(p, cfg.val_fraction, cfg.seed)
+            groups.append(_Group(p, DeviceData(p, self.device) if use_dev else None,
+                                 train_idx, val_idx))
+        for g, share in zip(groups, _shares(groups, cfg.size_shares)):
+            g.share = share
+        shares = np.array([g.share for g in groups])
         rng = np.random.default_rng(cfg.seed + self.step)
-        h, w = pos.shape
-        syms = 8 if (cfg.augment and h == w) else (2 if cfg.augment else 1)
         self.model.train()
         t0 = time.perf_counter()
         t_log = t0
@@ -381,16 +465,20 @@ class Trainer:
                             else min(stop_after_s, cfg.schedule_seconds))
         while self.step < cfg.steps:
             lr = lr_at(self.step, cfg, time.perf_counter() - t0)
-            for g in self.opt.param_groups:
-                g["lr"] = lr
-            idx = rng.choice(train_idx, size=min(cfg.batch_size, len(train_idx)), replace=False)
+            for pg in self.opt.param_groups:
+                pg["lr"] = lr
+            # one size: no draw for it, so a single-size run's batches are what they always were
+            g = groups[int(rng.choice(len(groups), p=shares))] if len(groups) > 1 else groups[0]
+            h, w = g.pos.shape
+            syms = 8 if (cfg.augment and h == w) else (2 if cfg.augment else 1)
+            idx = rng.choice(g.train_idx, size=min(cfg.batch_size, len(g.train_idx)), replace=False)
             if syms == 8:
                 k = int(rng.integers(8))
             elif syms == 2:
                 k = HALF_TURN * int(rng.integers(2))   # identity or a half turn: keeps W x H
             else:
                 k = 0
-            lp, lv, top1 = self._losses(*self._batch(pos, idx, k))
+            lp, lv, top1 = self._losses(*self._batch(g.pos, idx, k, g.data))
             loss = lp + cfg.value_weight * lv
             self.opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -411,9 +499,11 @@ class Trainer:
                 acc.zero_()
                 nacc = seen = 0
                 t_log = now
-                if cfg.val_every and self.step % cfg.val_every == 0 and len(val_idx):
-                    metrics.update(self.evaluate(pos, val_idx))
-                    best = self._keep_if_best(metrics, best)
+                if cfg.val_every and self.step % cfg.val_every == 0:
+                    val = self._validate(groups)
+                    if val:
+                        metrics.update(val)
+                        best = self._keep_if_best(metrics, best)
                 self._log(metrics)
             if self.step % cfg.checkpoint_every == 0 or self.step == cfg.steps:
                 save_checkpoint(self.ckpt_path, self.model, self.opt, self.step, cfg, metrics)
@@ -421,8 +511,9 @@ class Trainer:
                 break
         save_checkpoint(self.ckpt_path, self.model, self.opt, self.step, cfg, metrics)
         final: Dict[str, Any] = {"step": self.step}
-        if len(val_idx):
-            final.update(self.evaluate(pos, val_idx))
+        val = self._validate(groups)
+        if val:
+            final.update(val)
             self._keep_if_best(final, best)
         self._log({"final": True, **final})
         return final

@@ -76,7 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=max(1, min(8, os.cpu_count() or 1)),
                    help="torch CPU threads (default: the CPUs, at most 8; here %(default)s)")
     p.add_argument("--limit", type=int, default=None,
-                   help="use only the first N positions (smoke tests)")
+                   help="use only the first N positions of each board size (smoke tests)")
+    p.add_argument("--size-share", action="append", default=[], metavar="WxH=F",
+                   help="with shards of several board sizes: the share of the batches from one size, "
+                        "e.g. 20x20=0.3 (repeatable; sizes not named share the rest by positions)")
     p.add_argument("--val-every", type=int, default=1000,
                    help="steps between validation passes (default: %(default)s)")
     p.add_argument("--seed", type=int, default=1,
@@ -137,12 +140,28 @@ def _train_config(args: argparse.Namespace) -> Any:
                                checkpoint_every=max(1, min(1000, args.steps)), seed=args.seed,
                                threads=args.threads, device=args.device,
                                schedule_seconds=args.max_seconds if args.time_schedule else None,
+                               size_shares=_size_shares(args.size_share),
                                arch={"blocks": args.blocks, "channels": args.channels,
                                      "head_channels": hc, "value_fc": max(32, hc * 2)})
 
 
-def _export(args: argparse.Namespace, out: Path, step: int, board: List[int], device: Any) -> Tuple[Path, bool]:
-    """Export ``out/run/checkpoint.pt`` (trained ``step`` steps on ``device``, for a ``board`` [w, h]) as the
+def _size_shares(specs: List[str]) -> Optional[Dict[str, float]]:
+    """``["20x20=0.3", ...]`` as ``{"20x20": 0.3}`` (None when empty); ValueError on a malformed one."""
+    out: Dict[str, float] = {}
+    for spec in specs:
+        name, sep, val = spec.partition("=")
+        try:
+            out[name.strip()] = float(val)
+        except ValueError:
+            raise ValueError(f"--size-share wants WxH=F, e.g. 20x20=0.3, not {spec!r}") from None
+        if not sep:
+            raise ValueError(f"--size-share wants WxH=F, e.g. 20x20=0.3, not {spec!r}")
+    return out or None
+
+
+def _export(args: argparse.Namespace, out: Path, step: int, boards: List[List[int]],
+            device: Any) -> Tuple[Path, bool]:
+    """Export ``out/run/checkpoint.pt`` (trained ``step`` steps on ``device``, on ``boards`` [[w, h], ...]) as the
     engine model ``out/<name>`` (with .onnx when onnx imports); (its base path, whether .onnx was written)."""
     from gomoku_ai.net import export_model, fold_batchnorm
     from gomoku_ai.training import trainer
@@ -153,7 +172,7 @@ def _export(args: argparse.Namespace, out: Path, step: int, board: List[int], de
         with_onnx = False
     name = args.name or f"burst-{args.blocks}x{args.channels}"
     model = trainer.model_from_checkpoint(out / "run" / "checkpoint.pt").eval()
-    cfg_json = {"name": name, "board_sizes": [board], "version": str(step),
+    cfg_json = {"name": name, "board_sizes": boards, "version": str(step),
                 "notes": f"supervised burst on {', '.join(Path(p).name for p in args.data)}: "
                          f"{step} steps x {args.batch} on {device}"}
     base = export_model(fold_batchnorm(model.unfolded_weights()), cfg_json, out / name, with_onnx=with_onnx)
@@ -175,12 +194,16 @@ def main(argv: Optional[List[str]] = None) -> int:
     print(json.dumps({"burst": info}), flush=True)
 
     t = time.perf_counter()
-    pos = dataset.Positions.concat([dataset.load_shard(p) for p in args.data])
-    if args.limit is not None and args.limit < len(pos):
-        pos = pos.subset(np.arange(args.limit))
+    sets = trainer.group_by_size([dataset.load_shard(p) for p in args.data])
+    if args.limit is not None:
+        sets = [p.subset(np.arange(args.limit)) if args.limit < len(p) else p for p in sets]
     load_s = time.perf_counter() - t
-    h, w = pos.shape
-    cfg = _train_config(args)
+    boards = [[p.shape[1], p.shape[0]] for p in sets]
+    try:
+        cfg = _train_config(args)
+    except ValueError as e:
+        sys.stderr.write(f"gpu_burst: {e}\n")
+        return 2
     logs: List[Dict[str, Any]] = []
 
     def log(rec: Dict[str, Any]) -> None:
@@ -192,19 +215,22 @@ def main(argv: Optional[List[str]] = None) -> int:
                          init=Path(args.init) if args.init else None)
     step0 = tr.step
     t = time.perf_counter()
-    final = tr.fit(pos, stop_after_s=max(0.0, args.max_seconds))
+    final = tr.fit(sets, stop_after_s=max(0.0, args.max_seconds))
     if device.type == "cuda":
         torch.cuda.synchronize()
     train_s = time.perf_counter() - t
     steps = tr.step - step0
     t = time.perf_counter()
-    base, with_onnx = _export(args, out, tr.step, [w, h], device)
+    base, with_onnx = _export(args, out, tr.step, boards, device)
     export_s = time.perf_counter() - t
-    check = _export_check(base.with_suffix(""), out / "run" / "checkpoint.pt", pos)
+    check = {}
+    for p in sets:
+        for be, diffs in _export_check(base.with_suffix(""), out / "run" / "checkpoint.pt", p).items():
+            check[be if len(sets) == 1 else f"{be}_{p.shape[1]}x{p.shape[0]}"] = diffs
     last = next((r for r in reversed(logs) if "policy_loss" in r), {})
     best = next((r for r in reversed(logs) if r.get("best")), None)
-    summary = {**info, "data": [str(p) for p in args.data], "positions": len(pos),
-               "board": [w, h], "arch": cfg.arch, "batch": args.batch, "schedule_steps": args.steps,
+    summary = {**info, "data": [str(p) for p in args.data], "positions": sum(len(p) for p in sets),
+               "board": boards[0], "boards": boards, "arch": cfg.arch, "batch": args.batch, "schedule_steps": args.steps,
                "steps_this_run": steps, "step": tr.step, "load_s": round(load_s, 2),
                "train_s": round(train_s, 2),
                "samples_per_s": round(steps * args.batch / max(train_s, 1e-9), 1),
