@@ -10,7 +10,8 @@
 # BLOCKSxCHANNELS, default "6x64 8x96"), BURST_SECONDS (training time of each, all at once; default
 # 300), MARGIN_SECONDS (each burst is killed after BURST_SECONDS + this, for loading and export;
 # default 180), THREADS (torch CPU threads of each; default 4), PYTHON (default .venv/bin/python when
-# present, else python3). Extra arguments go to every gpu_burst.py (--data, --batch, --lr, ...).
+# present, else python3). Extra arguments go to every gpu_burst.py (--data, --batch, --lr, ...;
+# shards of several board sizes train one network, with --size-share 20x20=0.2 for their mix).
 # The runs time-slice the GPU: each gets about 1/N of its throughput alone (an H200, 5x48: 19,000
 # positions/s beside two others, 52,000 alone), so N at once is for comparing towers in one call.
 # Each burst's whole folder is kept under WORK (default /tmp/gpu-sweep). OUT receives, per network:
