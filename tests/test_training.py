@@ -460,6 +460,11 @@ def test_best_validation_pass_is_kept_and_exports(tmp_path: Path) -> None:
     with torch.no_grad():
         pt, _ = model(torch.from_numpy(x))
     assert np.allclose(p, pt.numpy(), atol=1e-4)
+    assert json.loads((tmp_path / "m.json").read_text())["board_sizes"] == [[9, 9]]
+    # a network trained on several sizes records them all
+    assert cli_main(["train", "export", "--checkpoint", str(tmp_path / "run" / "best.pt"), "--out",
+                     str(tmp_path / "m2"), "--size", "9", "11x11"]) == 0
+    assert json.loads((tmp_path / "m2.json").read_text())["board_sizes"] == [[9, 9], [11, 11]]
 
 
 def test_gpu_sweep_packs_weights_only_checkpoints(tmp_path: Path) -> None:

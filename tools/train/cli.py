@@ -140,8 +140,9 @@ def _add_export(tsub: Any) -> None:
                     help="the model's name in its .json (default: the basename of --out)")
     ex.add_argument("--notes", default="",
                     help="free text recorded in the model's .json (default: none)")
-    ex.add_argument("--size", default="15",
-                    help="board the network was trained on: 15 or 8x8 (default: %(default)s)")
+    ex.add_argument("--size", nargs="+", default=["15"],
+                    help="board(s) the network was trained on: 15, 8x8, or several, e.g. 15 20 "
+                         "(default: 15)")
     ex.add_argument("--n", type=int, default=None, help="winning length (recorded when given)")
     ex.add_argument("--rule", default=None, help="rule (recorded when given)")
 
@@ -619,8 +620,7 @@ def _run_supervised(args: Any) -> int:
 def _run_export(args: Any) -> int:
     """``gomoku train export`` (torch)."""
     from gomoku_ai.training import trainer
-    w, h = _size(args.size)
-    extra: Dict[str, Any] = {"board_sizes": [[w, h]]}
+    extra: Dict[str, Any] = {"board_sizes": [list(_size(s)) for s in args.size]}
     if args.n is not None:
         extra["win_length"] = args.n
     if args.rule is not None:
