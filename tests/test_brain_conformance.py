@@ -763,8 +763,9 @@ def test_200_moves_latency(engine):
 
 # ------------------------------------------------------------------------------------------ model by board size
 def test_board_size_chooses_the_shipped_network(monkeypatch):
-    """START 8 gets the 8x8 network, START 15 the 15x15 one and START 20 the 20x20 one; a new size that uses
-    the same network (15 -> 16), RESTART and a repeated START keep the player; a new rule makes a new one."""
+    """START 8 gets the 8x8 network, START 15 and START 20 the freestyle one (trained on both); a new size
+    that uses the same network (15 -> 16 -> 20), RESTART and a repeated START keep the player; a new rule
+    makes a new one."""
     import io
     from gomoku_ai.rules import Rule
     from protocol.brain import Brain, DefaultPlayers, player_source
@@ -784,10 +785,10 @@ def test_board_size_chooses_the_shipped_network(monkeypatch):
     brain = Brain(io.BytesIO(script.encode()), out, player_factory=Recording())
     assert brain.run() == 0
     assert out.getvalue().decode().split() == ["OK"] * 8
-    assert made == [(Rule.FREESTYLE, 15, 15, "freestyle15-5x48-sl"),
-                    (Rule.FREESTYLE, 20, 20, "freestyle20-4x32-sp"),
+    # 16x16 and 20x20 keep the 15x15 player: one network (trained on 15x15 and 20x20) serves them
+    assert made == [(Rule.FREESTYLE, 15, 15, "freestyle-5x48-mix"),
                     (Rule.FREESTYLE, 8, 8, "gomoku8-4x32"),
-                    (Rule.FREESTYLE, 15, 15, "freestyle15-5x48-sl"),
+                    (Rule.FREESTYLE, 15, 15, "freestyle-5x48-mix"),
                     (Rule.STANDARD, 15, 15, "freestyle15-4x32")]   # index: "standard" before freestyle@8x8
     assert player_source(brain.player).endswith("freestyle15-4x32, onnx-int8")   # its int8 graph
 

@@ -600,17 +600,18 @@ def test_shipped_repository_index_picks_by_rule_and_size(monkeypatch):
         monkeypatch.delenv(var, raising=False)
     assert models_dir() == ROOT / "models"
     assert default_model(Rule.FREESTYLE, 8).name == "gomoku8-4x32"
-    assert default_model(Rule.FREESTYLE, 15).name == "freestyle15-5x48-sl"    # the H200 network
-    assert default_model(Rule.FREESTYLE, 20).name == "freestyle20-4x32-sp"    # 20x20 self-play
-    assert default_model(Rule.FREESTYLE, 20, 15).name == "freestyle15-5x48-sl"
+    assert default_model(Rule.FREESTYLE, 15).name == "freestyle-5x48-mix"     # 15x15 and 20x20
+    assert default_model(Rule.FREESTYLE, 20).name == "freestyle-5x48-mix"     # one network for both
+    assert default_model(Rule.FREESTYLE, 20, 15).name == "freestyle-5x48-mix"
     assert default_model(Rule.STANDARD, 20).name == "freestyle15-4x32"        # "standard" first
-    assert default_model(Rule.FREESTYLE, 10).name == "freestyle15-5x48-sl"    # gomoku10 not indexed
+    assert default_model(Rule.FREESTYLE, 10).name == "freestyle-5x48-mix"     # gomoku10 not indexed
     assert default_model(Rule.RENJU, 15).name == "freestyle15-4x32"           # measured under renju
     assert default_model(Rule.STANDARD, 8).name == "freestyle15-4x32"
     sizes = {m["name"]: m["board_sizes"] for m in list_models()}
     assert sizes["gomoku8-4x32"] == [[8, 8]] and sizes["freestyle15-4x32"] == [[15, 15]]
     assert sizes["gomoku10-4x32"] == [[10, 10]] and sizes["freestyle15-4x32-sp"] == [[15, 15]]
     assert sizes["freestyle15-5x48-sl"] == [[15, 15]]
+    assert sizes["freestyle-5x48-mix"] == [[15, 15], [20, 20]]
     assert sizes["freestyle20-4x32-sp"] == [[20, 20]]
 
 

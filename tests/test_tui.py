@@ -378,7 +378,7 @@ def test_gomoku_play_default_network_follows_the_board_size(shipped_models):
     rc, text = _play(["--size", "8", "--visits", "5"])
     assert rc == 0 and "Engine: gomoku8-4x32, 5 visits" in text
     rc, text = _play(["--size", "15", "--visits", "5"])
-    assert rc == 0 and "Engine: freestyle15-5x48-sl, 5 visits" in text
+    assert rc == 0 and "Engine: freestyle-5x48-mix, 5 visits" in text
     rc, text = _play(["--size", "8", "--rule", "renju", "--visits", "5"])   # index: renju -> the 15x15 one
     assert rc == 0 and "Engine: freestyle15-4x32, 5 visits" in text
 
@@ -402,7 +402,7 @@ def test_gomoku_play_threads_puts_the_network_in_a_worker_process(shipped_models
         p.close()
     assert PlayerFactory()(Rule.FREESTYLE, 15).worker is None
     rc, text = _play(["--threads", "2", "--color", "none", "--max-moves", "3", "--time", "0.2"])
-    assert rc == 0 and "Engine: freestyle15-5x48-sl" in text
+    assert rc == 0 and "Engine: freestyle-5x48-mix" in text
     with pytest.raises(SystemExit) as e:
         _play(["--threads", "0"])
     assert e.value.code == 2
@@ -416,12 +416,12 @@ def test_new_game_on_another_size_switches_the_network(shipped_models):
 
     def net():
         return ui.player.evaluator.network.basename.name
-    assert net() == "freestyle15-5x48-sl"
+    assert net() == "freestyle-5x48-mix"
     p15 = ui.player
     ui.cmd_new(["16"])
     assert ui.player is p15                       # same network for 16x16: the player is kept
     ui.cmd_new(["20"])
-    assert net() == "freestyle20-4x32-sp"         # 20x20 has its own
+    assert ui.player is p15                       # and for 20x20 (trained on 15x15 and 20x20)
     ui.cmd_new(["8"])
     assert net() == "gomoku8-4x32" and "gomoku8-4x32" in ui.view.engine
     ui.cmd_new(["15", "renju"])
