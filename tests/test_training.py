@@ -310,8 +310,12 @@ def test_size_shares_are_checked() -> None:
     gb = _Group(b, None, np.arange(10), np.arange(0))
     assert _shares([ga, gb], None) == pytest.approx([0.75, 0.25])     # by training positions
     assert _shares([ga, gb], {"11x11": 0.6}) == pytest.approx([0.4, 0.6])
-    with pytest.raises(ValueError, match="no positions"):
+    with pytest.raises(ValueError, match="no training positions"):
         _shares([ga, gb], {"15x15": 0.5})
+    empty = _Group(b, None, np.arange(0), np.arange(10))   # all of its games held out
+    with pytest.raises(ValueError, match="no training positions"):
+        _shares([ga, empty], {"11x11": 0.5})
+    assert _shares([ga, empty], None) == pytest.approx([1.0, 0.0])   # unnamed: never drawn
 
 
 def test_gpu_burst_trains_and_exports_two_board_sizes(tmp_path: Path) -> None:
@@ -334,9 +338,25 @@ def test_gpu_burst_trains_and_exports_two_board_sizes(tmp_path: Path) -> None:
     for n in (9, 11, 15):                                   # one fully convolutional network
         p, v = net.forward(encode_batch([Board(n, n)]))
         assert p.shape == (1, n * n)
-    bad = gpu_burst.main(["--data", str(tmp_path / "a.npz"), "--out", str(tmp_path / "o2"),
-                          "--steps", "2", "--device", "cpu", "--size-share", "11x11"])
-    assert bad == 2
+    for share in ("11x11", "13x13=0.2"):       # malformed; a size with no positions
+        bad = gpu_burst.main(["--data", str(tmp_path / "a.npz"), "--out", str(tmp_path / "o2"),
+                              "--steps", "2", "--device", "cpu", "--size-share", share])
+        assert bad == 2
+
+
+def test_train_supervised_cli_mixes_board_sizes(tmp_path: Path, capsys) -> None:
+    from tools.cli import main as cli_main
+    save_shard(_tiny_positions(20), tmp_path / "a.npz")
+    save_shard(_tiny_positions(20, size=11), tmp_path / "b.npz")
+    base = ["train", "supervised", "--data", str(tmp_path / "a.npz"), str(tmp_path / "b.npz"),
+            "--blocks", "1", "--channels", "8", "--batch", "16", "--steps", "4", "--threads", "1",
+            "--device", "cpu"]
+    assert cli_main(base + ["--run", str(tmp_path / "run"), "--size-share", "11x11=0.5"]) == 0
+    final = [json.loads(line) for line in (tmp_path / "run" / "log.jsonl").read_text().splitlines()][-1]
+    assert final["final"] and "val_policy_loss_9x9" in final and "val_policy_loss_11x11" in final
+    capsys.readouterr()
+    assert cli_main(base + ["--run", str(tmp_path / "r2"), "--size-share", "20x20=0.5"]) == 2
+    assert "20x20" in capsys.readouterr().err and not (tmp_path / "r2").exists()
 
 
 # ---------------------------------------------------------------------------- plots

@@ -280,13 +280,28 @@ def group_by_size(pos: Union[Positions, Sequence[Positions]]) -> List[Positions]
     return [ps[0] if len(ps) == 1 else Positions.concat(ps) for ps in shapes.values()]
 
 
+def parse_size_shares(specs: Sequence[str]) -> Optional[Dict[str, float]]:
+    """Command-line ``["20x20=0.3", ...]`` as :attr:`TrainConfig.size_shares` ``{"20x20": 0.3}``
+    (None when empty); ValueError naming a malformed one."""
+    out: Dict[str, float] = {}
+    for spec in specs:
+        name, sep, val = spec.partition("=")
+        try:
+            if not sep:
+                raise ValueError
+            out[name.strip()] = float(val)
+        except ValueError:
+            raise ValueError(f"--size-share wants WxH=F, e.g. 20x20=0.3, not {spec!r}") from None
+    return out or None
+
+
 def _shares(groups: Sequence[_Group], named: Optional[Dict[str, float]]) -> List[float]:
     """Each group's share of the batches: ``named`` ones as given, the rest of the unit in proportion
-    to training positions. Raises ValueError for a named size with no positions."""
+    to training positions. Raises ValueError for a named size with no training positions."""
     named = dict(named or {})
-    unknown = set(named) - {g.name for g in groups}
+    unknown = set(named) - {g.name for g in groups if len(g.train_idx)}
     if unknown:
-        raise ValueError(f"size_shares names sizes with no positions: {sorted(unknown)}")
+        raise ValueError(f"size_shares names sizes with no training positions: {sorted(unknown)}")
     rest = [g for g in groups if g.name not in named]
     left = max(0.0, 1.0 - sum(named.values()))
     n_rest = sum(len(g.train_idx) for g in rest)

@@ -90,6 +90,10 @@ def _add_supervised(tsub: Any) -> None:
     sl.add_argument("--value-weight", type=float, default=None,
                     help="weight of the value loss (default 1; lower keeps an --init network's "
                          "value head while its policy learns)")
+    sl.add_argument("--size-share", action="append", default=[], metavar="WxH=F",
+                    help="with shards of several board sizes (one network for all): the share of "
+                         "the batches from one size, e.g. 20x20=0.3 (repeatable; sizes not named "
+                         "share the rest by positions)")
 
 
 def _add_teacher(tsub: Any) -> None:
@@ -594,12 +598,20 @@ def _run_pack(args: Any) -> int:
 def _run_supervised(args: Any) -> int:
     """``gomoku train supervised`` (torch)."""
     from gomoku_ai.training import dataset, trainer
-    pos = dataset.Positions.concat([dataset.load_shard(p) for p in args.data])
+    sets = trainer.group_by_size([dataset.load_shard(p) for p in args.data])
     hc = args.head_channels or max(16, args.channels // 2)
-    cfg = trainer.TrainConfig(steps=args.steps, batch_size=args.batch, lr=args.lr,
-                              threads=args.threads, device=args.device,
-                              arch={"blocks": args.blocks, "channels": args.channels,
-                                    "head_channels": hc, "value_fc": max(32, hc * 2)})
+    try:
+        cfg = trainer.TrainConfig(steps=args.steps, batch_size=args.batch, lr=args.lr,
+                                  threads=args.threads, device=args.device,
+                                  size_shares=trainer.parse_size_shares(args.size_share),
+                                  arch={"blocks": args.blocks, "channels": args.channels,
+                                        "head_channels": hc, "value_fc": max(32, hc * 2)})
+        missing = set(cfg.size_shares or {}) - {f"{p.shape[1]}x{p.shape[0]}" for p in sets}
+        if missing:
+            raise ValueError(f"--size-share names sizes not in --data: {sorted(missing)}")
+    except ValueError as e:
+        sys.stderr.write(f"gomoku train supervised: {e}\n")
+        return 2
     if args.warmup is not None:
         cfg.warmup_steps = args.warmup
     if args.value_weight is not None:
@@ -613,7 +625,7 @@ def _run_supervised(args: Any) -> int:
     except trainer.CheckpointError as e:
         sys.stderr.write(f"gomoku train supervised: {e}\n")
         return 2
-    tr.fit(pos, stop_after_s=args.max_seconds)
+    tr.fit(sets, stop_after_s=args.max_seconds)
     return 0
 
 

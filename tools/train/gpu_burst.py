@@ -140,23 +140,9 @@ def _train_config(args: argparse.Namespace) -> Any:
                                checkpoint_every=max(1, min(1000, args.steps)), seed=args.seed,
                                threads=args.threads, device=args.device,
                                schedule_seconds=args.max_seconds if args.time_schedule else None,
-                               size_shares=_size_shares(args.size_share),
+                               size_shares=trainer.parse_size_shares(args.size_share),
                                arch={"blocks": args.blocks, "channels": args.channels,
                                      "head_channels": hc, "value_fc": max(32, hc * 2)})
-
-
-def _size_shares(specs: List[str]) -> Optional[Dict[str, float]]:
-    """``["20x20=0.3", ...]`` as ``{"20x20": 0.3}`` (None when empty); ValueError on a malformed one."""
-    out: Dict[str, float] = {}
-    for spec in specs:
-        name, sep, val = spec.partition("=")
-        try:
-            out[name.strip()] = float(val)
-        except ValueError:
-            raise ValueError(f"--size-share wants WxH=F, e.g. 20x20=0.3, not {spec!r}") from None
-        if not sep:
-            raise ValueError(f"--size-share wants WxH=F, e.g. 20x20=0.3, not {spec!r}")
-    return out or None
 
 
 def _export(args: argparse.Namespace, out: Path, step: int, boards: List[List[int]],
@@ -201,6 +187,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     boards = [[p.shape[1], p.shape[0]] for p in sets]
     try:
         cfg = _train_config(args)
+        missing = set(cfg.size_shares or {}) - {f"{b[0]}x{b[1]}" for b in boards}
+        if missing:
+            raise ValueError(f"--size-share names sizes not in --data: {sorted(missing)}")
     except ValueError as e:
         sys.stderr.write(f"gpu_burst: {e}\n")
         return 2
