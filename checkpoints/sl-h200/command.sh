@@ -5,7 +5,7 @@ set -euo pipefail
 G=.venv/bin/gomoku
 D=runs/data
 # 1. the data (797,162 positions): Gomocup 2024 and the three Rapfi teacher runs (checkpoints/teacher15*;
-#    unpack each match.tar.gz into runs/teach15*/match first, as their READMEs say)
+#    unpack each match.tar.xz (`tar xJf`; gzip before session 24) into runs/teach15*/match first, as their READMEs say)
 $G train pack --records ../shared/data/gomocup2024_freestyle15 \
     --openings ../shared/data/openings/gomocup2024_freestyle15_derived.txt --out $D/gomocup2024.npz
 $G train pack --records runs/teach15/match/games --openings runs/teach15/openings.txt --out $D/teach15.npz
