@@ -295,6 +295,13 @@ def parse_size_shares(specs: Sequence[str]) -> Optional[Dict[str, float]]:
     return out or None
 
 
+def check_size_shares(shares: Optional[Dict[str, float]], sets: Sequence[Positions]) -> None:
+    """ValueError naming the sizes of ``shares`` that none of ``sets`` has (checked before training)."""
+    missing = set(shares or {}) - {f"{p.shape[1]}x{p.shape[0]}" for p in sets}
+    if missing:
+        raise ValueError(f"--size-share names sizes not in --data: {sorted(missing)}")
+
+
 def _shares(groups: Sequence[_Group], named: Optional[Dict[str, float]]) -> List[float]:
     """Each group's share of the batches: ``named`` ones as given, the rest of the unit in proportion
     to training positions. Raises ValueError for a named size with no training positions."""

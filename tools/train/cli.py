@@ -606,9 +606,7 @@ def _run_supervised(args: Any) -> int:
                                   size_shares=trainer.parse_size_shares(args.size_share),
                                   arch={"blocks": args.blocks, "channels": args.channels,
                                         "head_channels": hc, "value_fc": max(32, hc * 2)})
-        missing = set(cfg.size_shares or {}) - {f"{p.shape[1]}x{p.shape[0]}" for p in sets}
-        if missing:
-            raise ValueError(f"--size-share names sizes not in --data: {sorted(missing)}")
+        trainer.check_size_shares(cfg.size_shares, sets)
     except ValueError as e:
         sys.stderr.write(f"gomoku train supervised: {e}\n")
         return 2

@@ -187,9 +187,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     boards = [[p.shape[1], p.shape[0]] for p in sets]
     try:
         cfg = _train_config(args)
-        missing = set(cfg.size_shares or {}) - {f"{b[0]}x{b[1]}" for b in boards}
-        if missing:
-            raise ValueError(f"--size-share names sizes not in --data: {sorted(missing)}")
+        trainer.check_size_shares(cfg.size_shares, sets)
     except ValueError as e:
         sys.stderr.write(f"gpu_burst: {e}\n")
         return 2
