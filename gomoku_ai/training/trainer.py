@@ -452,6 +452,21 @@ class Trainer:
             out.update({f"{k}_{g.name}": v for k, v in m.items()})
         return out
 
+    def _groups(self, pos: Union[Positions, Sequence[Positions]]) -> List[_Group]:
+        """``pos`` as one :class:`_Group` per board size: split by game, held on the device when
+        the trainer is (``device_data``), with its share of the batches (``cfg.size_shares``)."""
+        use_dev = self._device_data_opt
+        if use_dev is None:
+            use_dev = self.device.type == "cuda"
+        groups: List[_Group] = []
+        for p in group_by_size(pos):
+            train_idx, val_idx = split_by_game(p, self.cfg.val_fraction, self.cfg.seed)
+            groups.append(_Group(p, DeviceData(p, self.device) if use_dev else None,
+                                 train_idx, val_idx))
+        for g, share in zip(groups, _shares(groups, self.cfg.size_shares)):
+            g.share = share
+        return groups
+
     def fit(self, pos: Union[Positions, Sequence[Positions]],
             stop_after_s: Optional[float] = None) -> Dict[str, Any]:
         """Train until ``cfg.steps`` (or ``stop_after_s`` seconds, or ``cfg.schedule_seconds``);
@@ -462,16 +477,7 @@ class Trainer:
         ``pos`` may be several sets of different board sizes (the network is fully convolutional):
         each batch is drawn from one size, chosen by ``cfg.size_shares``."""
         cfg = self.cfg
-        use_dev = self._device_data_opt
-        if use_dev is None:
-            use_dev = self.device.type == "cuda"
-        groups: List[_Group] = []
-        for p in group_by_size(pos):
-            train_idx, val_idx = split_by_game(p, cfg.val_fraction, cfg.seed)
-            groups.append(_Group(p, DeviceData(p, self.device) if use_dev else None,
-                                 train_idx, val_idx))
-        for g, share in zip(groups, _shares(groups, cfg.size_shares)):
-            g.share = share
+        groups = self._groups(pos)
         shares = np.array([g.share for g in groups])
         rng = np.random.default_rng(cfg.seed + self.step)
         self.model.train()

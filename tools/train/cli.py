@@ -90,7 +90,7 @@ def _add_supervised(tsub: Any) -> None:
     sl.add_argument("--value-weight", type=float, default=None,
                     help="weight of the value loss (default 1; lower keeps an --init network's "
                          "value head while its policy learns)")
-    sl.add_argument("--size-share", action="append", default=[], metavar="WxH=F",
+    sl.add_argument("--size-share", action="append", default=None, metavar="WxH=F",
                     help="with shards of several board sizes (one network for all): the share of "
                          "the batches from one size, e.g. 20x20=0.3 (repeatable; sizes not named "
                          "share the rest by positions)")
@@ -144,7 +144,7 @@ def _add_export(tsub: Any) -> None:
                     help="the model's name in its .json (default: the basename of --out)")
     ex.add_argument("--notes", default="",
                     help="free text recorded in the model's .json (default: none)")
-    ex.add_argument("--size", nargs="+", default=["15"],
+    ex.add_argument("--size", nargs="+", default=None,
                     help="board(s) the network was trained on: 15, 8x8, or several, e.g. 15 20 "
                          "(default: 15)")
     ex.add_argument("--n", type=int, default=None, help="winning length (recorded when given)")
@@ -603,7 +603,7 @@ def _run_supervised(args: Any) -> int:
     try:
         cfg = trainer.TrainConfig(steps=args.steps, batch_size=args.batch, lr=args.lr,
                                   threads=args.threads, device=args.device,
-                                  size_shares=trainer.parse_size_shares(args.size_share),
+                                  size_shares=trainer.parse_size_shares(args.size_share or []),
                                   arch={"blocks": args.blocks, "channels": args.channels,
                                         "head_channels": hc, "value_fc": max(32, hc * 2)})
         trainer.check_size_shares(cfg.size_shares, sets)
@@ -630,7 +630,7 @@ def _run_supervised(args: Any) -> int:
 def _run_export(args: Any) -> int:
     """``gomoku train export`` (torch)."""
     from gomoku_ai.training import trainer
-    extra: Dict[str, Any] = {"board_sizes": [list(_size(s)) for s in args.size]}
+    extra: Dict[str, Any] = {"board_sizes": [list(_size(s)) for s in args.size or ["15"]]}
     if args.n is not None:
         extra["win_length"] = args.n
     if args.rule is not None:

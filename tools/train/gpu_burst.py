@@ -77,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="torch CPU threads (default: the CPUs, at most 8; here %(default)s)")
     p.add_argument("--limit", type=int, default=None,
                    help="use only the first N positions of each board size (smoke tests)")
-    p.add_argument("--size-share", action="append", default=[], metavar="WxH=F",
+    p.add_argument("--size-share", action="append", default=None, metavar="WxH=F",
                    help="with shards of several board sizes: the share of the batches from one size, "
                         "e.g. 20x20=0.3 (repeatable; sizes not named share the rest by positions)")
     p.add_argument("--val-every", type=int, default=1000,
@@ -140,7 +140,7 @@ def _train_config(args: argparse.Namespace) -> Any:
                                checkpoint_every=max(1, min(1000, args.steps)), seed=args.seed,
                                threads=args.threads, device=args.device,
                                schedule_seconds=args.max_seconds if args.time_schedule else None,
-                               size_shares=trainer.parse_size_shares(args.size_share),
+                               size_shares=trainer.parse_size_shares(args.size_share or []),
                                arch={"blocks": args.blocks, "channels": args.channels,
                                      "head_channels": hc, "value_fc": max(32, hc * 2)})
 
