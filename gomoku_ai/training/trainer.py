@@ -264,8 +264,13 @@ class _Group:
 
     @property
     def name(self) -> str:
-        h, w = self.pos.shape
-        return f"{w}x{h}"
+        return size_name(self.pos)
+
+
+def size_name(pos: Positions) -> str:
+    """The board size of ``pos`` as ``size_shares`` and the per-size metrics name it: ``WxH``."""
+    h, w = pos.shape
+    return f"{w}x{h}"
 
 
 def group_by_size(pos: Union[Positions, Sequence[Positions]]) -> List[Positions]:
@@ -297,7 +302,7 @@ def parse_size_shares(specs: Sequence[str]) -> Optional[Dict[str, float]]:
 
 def check_size_shares(shares: Optional[Dict[str, float]], sets: Sequence[Positions]) -> None:
     """ValueError naming the sizes of ``shares`` that none of ``sets`` has (checked before training)."""
-    missing = set(shares or {}) - {f"{p.shape[1]}x{p.shape[0]}" for p in sets}
+    missing = set(shares or {}) - {size_name(p) for p in sets}
     if missing:
         raise ValueError(f"--size-share names sizes not in --data: {sorted(missing)}")
 

@@ -213,7 +213,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     check = {}
     for p in sets:
         for be, diffs in _export_check(base.with_suffix(""), out / "run" / "checkpoint.pt", p).items():
-            check[be if len(sets) == 1 else f"{be}_{p.shape[1]}x{p.shape[0]}"] = diffs
+            check[be if len(sets) == 1 else f"{be}_{trainer.size_name(p)}"] = diffs
     last = next((r for r in reversed(logs) if "policy_loss" in r), {})
     best = next((r for r in reversed(logs) if r.get("best")), None)
     summary = {**info, "data": [str(p) for p in args.data], "positions": sum(len(p) for p in sets),
