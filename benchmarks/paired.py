@@ -5,7 +5,8 @@ interval, from the colour-swapped pairs. Prints one JSON object.
 
 Each argument is ``FOLDER:PLAYER`` (the player whose score is compared; the folders' other players are
 its opponents); FOLDER may also be a results file itself (e.g. a ``results.jsonl`` kept in
-``benchmarks/results/`` with only the fields read here: game, pair, black, white, winner). Two runs with the same seed, openings and schedule play the same opening with the same
+``benchmarks/results/`` with only the fields read here: game, pair, black, white, winner), read
+through xz when its name ends in ``.xz`` (as those kept since session 24 are). Two runs with the same seed, openings and schedule play the same opening with the same
 colours at the same game index, so the games pair up by index (``game`` in ``results.jsonl``); only games
 finished in both runs count. The difference is A's score less B's. Its interval comes from the
 per-pair differences (a pair is the two colour-swapped games of one opening, which share the
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import lzma
 import math
 import sys
 from pathlib import Path
@@ -28,7 +30,11 @@ def scores(folder: Path, player: str) -> Dict[int, Tuple[int, float]]:
     if not path.is_file():
         raise SystemExit(f"{path}: no results.jsonl (not a tournament folder?)")
     out: Dict[int, Tuple[int, float]] = {}
-    for n, line in enumerate(path.read_text().splitlines(), 1):
+    try:
+        text = lzma.decompress(path.read_bytes()).decode() if path.suffix == ".xz" else path.read_text()
+    except (lzma.LZMAError, UnicodeDecodeError) as e:
+        raise SystemExit(f"{path}: not a readable results file ({e})")
+    for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:

@@ -50,6 +50,18 @@ def test_identical_runs_differ_by_zero_with_a_zero_interval(tmp_path: Path) -> N
     assert out["diff_per_game"] == 0.0 and out["ci95"] == [0.0, 0.0] and out["same_result"] == 4
 
 
+def test_xz_results_files_read_as_the_plain_ones(tmp_path: Path) -> None:
+    import lzma
+    plain = _run(tmp_path / "a", "A", ["black", "white", None, "black"])
+    packed = tmp_path / "a-results.jsonl.xz"
+    packed.write_bytes(lzma.compress((plain / "results.jsonl").read_bytes()))
+    assert paired.scores(packed, "A") == paired.scores(plain, "A")
+    broken = tmp_path / "b-results.jsonl.xz"
+    broken.write_bytes(b"not xz at all")
+    with pytest.raises(SystemExit, match="b-results.jsonl.xz: not a readable results file"):
+        paired.scores(broken, "A")
+
+
 def test_bad_folders_are_refused_with_their_name(tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match="no results.jsonl"):
         paired.scores(tmp_path, "A")

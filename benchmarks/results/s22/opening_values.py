@@ -3,13 +3,14 @@ opening leaves (the side to move as the games had it): its printed evaluation (R
 ``Eval +Mn`` / ``Eval -Mn``, side to move's view) at ``--oracle-nodes``. One row per opening; with the
 games' results, so that a reader sees how many openings are forced wins for the side to move.
 
-    .venv/bin/python benchmarks/results/s22/opening_values.py benchmarks/results/s21/r100k-15-results.jsonl \
+    .venv/bin/python benchmarks/results/s22/opening_values.py benchmarks/results/s21/r100k-15-results.jsonl.xz \
         --oracle ~/sparring/rapfi/build/pbrain-rapfi --oracle-nodes 1000000 --out opening-values.json
 """
 from __future__ import annotations
 
 import argparse
 import json
+import lzma
 import re
 import sys
 from pathlib import Path
@@ -26,14 +27,16 @@ EVAL = re.compile(r"Eval ([+-]?M?-?\d+)")
 
 def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("results", type=Path, help="a tournament's results.jsonl")
+    ap.add_argument("results", type=Path, help="a tournament's results.jsonl (.xz: compressed)")
     ap.add_argument("--player", default="ours")
     ap.add_argument("--size", type=int, default=15)
     ap.add_argument("--oracle", required=True)
     ap.add_argument("--oracle-nodes", type=int, default=1_000_000)
     ap.add_argument("--out", type=Path, default=None)
     a = ap.parse_args(argv)
-    games = [json.loads(s) for s in a.results.read_text().splitlines() if s.strip()]
+    raw = a.results.read_bytes()
+    text = (lzma.decompress(raw) if a.results.suffix == ".xz" else raw).decode()
+    games = [json.loads(s) for s in text.splitlines() if s.strip()]
     by_open: Dict[Any, List[Dict[str, Any]]] = {}
     for g in games:
         by_open.setdefault((g["opening"], g.get("transform", 0)), []).append(g)
