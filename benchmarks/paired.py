@@ -16,25 +16,22 @@ from __future__ import annotations
 
 import argparse
 import json
-import lzma
 import math
 import sys
 from pathlib import Path
 from typing import Dict, List, Tuple
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from results_io import read_text, results_path  # noqa: E402
+
 
 def scores(folder: Path, player: str) -> Dict[int, Tuple[int, float]]:
     """game index -> (pair index, the player's score in it: 1, 0.5 or 0). Refuses a folder without
     results or a player who is in none of its games, naming the folder."""
-    path = folder if folder.is_file() else folder / "results.jsonl"
-    if not path.is_file():
-        raise SystemExit(f"{path}: no results.jsonl (not a tournament folder?)")
+    path = results_path(folder)
     out: Dict[int, Tuple[int, float]] = {}
-    try:
-        text = lzma.decompress(path.read_bytes()).decode() if path.suffix == ".xz" else path.read_text()
-    except (lzma.LZMAError, UnicodeDecodeError) as e:
-        raise SystemExit(f"{path}: not a readable results file ({e})")
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in enumerate(read_text(path).splitlines(), 1):
         if not line.strip():
             continue
         try:
