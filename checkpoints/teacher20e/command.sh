@@ -1,0 +1,1 @@
+gomoku train teacher --engine /root/sparring/rapfi/build/pbrain-rapfi --records ../shared/data/gomocup2024_freestyle15 --games 4000 --min-plies 4 --max-plies 14 --size 20 --rule freestyle --seed 11 -j 1 --record-format sgf --out runs/teach20e --records-size 15 --nodes 50000
