@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import statistics
 import sys
 from collections import Counter
@@ -39,10 +38,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from gomoku_ai.fileio import atomic_write_text  # noqa: E402
+from gomoku_ai.training.dataset import EVAL_RE  # noqa: E402  (the packer's reading of Rapfi's Eval)
 from results_io import read_results  # noqa: E402
-
-#: the mover's evaluation in a comment: ``Eval 106``, ``Eval -M12``, ``Eval +M5`` (Rapfi)
-EVAL = re.compile(r"\bEval\s+([+-]?)(M?)(\d+)\b")
 
 
 def opponent_evals(game: Dict[str, Any], player: str) -> List[Tuple[int, float, Optional[int]]]:
@@ -52,7 +49,7 @@ def opponent_evals(game: Dict[str, Any], player: str) -> List[Tuple[int, float, 
     out = []
     for ply_s, text in sorted((game.get("comments") or {}).items(), key=lambda kv: int(kv[0])):
         ply = int(ply_s)
-        m = EVAL.search(text or "")
+        m = EVAL_RE.search(text or "")
         if m is None or (ply % 2 == 0) != opp_black:
             continue
         sign = -1.0 if m.group(1) == "-" else 1.0

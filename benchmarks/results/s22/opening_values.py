@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import lzma
 import re
 import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # benchmarks/: results_io
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from missed_wins import ask_oracle, report  # noqa: E402
+from results_io import read_results  # noqa: E402
 from protocol.manager import EngineClient  # noqa: E402
 
 EVAL = re.compile(r"Eval ([+-]?M?-?\d+)")
@@ -34,9 +35,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--oracle-nodes", type=int, default=1_000_000)
     ap.add_argument("--out", type=Path, default=None)
     a = ap.parse_args(argv)
-    raw = a.results.read_bytes()
-    text = (lzma.decompress(raw) if a.results.suffix == ".xz" else raw).decode()
-    games = [json.loads(s) for s in text.splitlines() if s.strip()]
+    games = read_results(a.results)
     by_open: Dict[Any, List[Dict[str, Any]]] = {}
     for g in games:
         by_open.setdefault((g["opening"], g.get("transform", 0)), []).append(g)
