@@ -38,6 +38,7 @@ from typing import Any, Dict, List, Optional
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from gomoku_ai import movegen  # noqa: E402
 from gomoku_ai.board import Board  # noqa: E402
@@ -46,6 +47,7 @@ from gomoku_ai.player import Player  # noqa: E402
 from gomoku_ai.rules import Rule  # noqa: E402
 from gomoku_ai.shipped import load_player  # noqa: E402
 from gomoku_ai.vct import safe_moves, vct_search  # noqa: E402
+from results_io import lost_by, read_results  # noqa: E402
 
 ANNOUNCED = re.compile(r"VC[FT] success|val=100000\b|eval:100000\b|Eval? \+M\d+")
 DEPTHS = (5, 6, 8)
@@ -53,15 +55,7 @@ DEPTHS = (5, 6, 8)
 
 def lost_games(folder: Path, player: str) -> List[Dict[str, Any]]:
     """The results.jsonl rows of ``folder`` that ``player`` lost."""
-    rows = []
-    for line in (folder / "results.jsonl").read_text().splitlines():
-        if not line.strip():
-            continue
-        g = json.loads(line)
-        mine = "black" if g["black"] == player else "white" if g["white"] == player else None
-        if mine is not None and g.get("winner") in ("black", "white") and g["winner"] != mine:
-            rows.append(g)
-    return rows
+    return lost_by(read_results(folder), player)
 
 
 def announcement(game: Dict[str, Any], player: str) -> Optional[int]:

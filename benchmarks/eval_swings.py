@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from gomoku_ai.fileio import atomic_write_text  # noqa: E402
 from gomoku_ai.training.dataset import EVAL_RE  # noqa: E402  (the packer's reading of Rapfi's Eval)
-from results_io import read_results  # noqa: E402
+from results_io import lost_by, read_results  # noqa: E402
 
 
 def opponent_evals(game: Dict[str, Any], player: str) -> List[Tuple[int, float, Optional[int]]]:
@@ -117,9 +117,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if a.even >= a.won:
         ap.error("--even must be below --won")
     games = read_results(a.results)
-    lost = [g for g in games if a.player in (g.get("black"), g.get("white")) and
-            g.get("winner") in ("black", "white") and
-            g[g["winner"]] != a.player]
+    lost = lost_by(games, a.player)
     rows = [r for r in (swing(g, a.player, a.won, a.even) for g in lost) if r is not None]
     report = {"results": str(a.results), "player": a.player, "won": a.won, "even": a.even,
               **summary(rows, len(lost))}

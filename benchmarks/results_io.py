@@ -41,3 +41,9 @@ def read_results(folder: Path) -> List[Dict[str, Any]]:
             raise SystemExit(f"{path}, line {n}: not a game result (not an object)")
         rows.append(row)
     return rows
+
+
+def lost_by(rows: List[Dict[str, Any]], player: str) -> List[Dict[str, Any]]:
+    """The game rows that ``player`` played and lost (decided games only: not draws or unfinished)."""
+    return [g for g in rows if player in (g.get("black"), g.get("white")) and
+            g.get("winner") in ("black", "white") and g[g["winner"]] != player]
