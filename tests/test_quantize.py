@@ -59,6 +59,26 @@ def test_int8_graph_is_written_recorded_and_preferred(model):
         assert np.abs(vb).max() <= 1.0
 
 
+def test_two_board_sizes_calibrate_one_graph_and_each_is_checked(model):
+    """A network that plays 15x15 and 20x20 is calibrated on both and its fit is given per size; the
+    overall figures are the per-size ones weighted by positions."""
+    block = quantize_model(model, [_planes(1, 32), _planes(2, 24, 20)],
+                           [_planes(3, 40), _planes(4, 60, 20)], min_agreement=0.5)
+    assert block["calibration_positions"] == 56 and block["check_positions"] == 100
+    by = block["by_size"]
+    assert set(by) == {"15x15", "20x20"} and by["15x15"]["check_positions"] == 40
+    for key in ("policy_top1_agreement", "value_mae"):
+        assert block[key] == pytest.approx((40 * by["15x15"][key] + 60 * by["20x20"][key]) / 100, abs=1e-4)
+    assert load_model(model).backend == "onnx-int8"
+    with pytest.raises(QuantizeError, match="agrees"):        # the worst size decides
+        quantize_model(model, [_planes(1, 32), _planes(2, 24, 20)], [_planes(3, 40), _planes(4, 60, 20)],
+                       min_agreement=min(by[s]["policy_top1_agreement"] for s in by) + 1e-6)
+    with pytest.raises(QuantizeError, match="same board size"):
+        quantize_model(model, [_planes(1, 8), _planes(2, 8)], _planes(3, 8))
+    with pytest.raises(QuantizeError, match="no check positions"):
+        quantize_model(model, _planes(1, 8), [])
+
+
 def test_quantising_again_replaces_the_graph_and_its_record(model):
     first = quantize_model(model, _planes(1, 32), _planes(2, 32), min_agreement=0.5)
     sha1 = json.loads(model.with_suffix(".json").read_text())["sha256"]["onnx_int8"]
@@ -131,12 +151,12 @@ def test_playing_the_int8_graph_imports_neither_onnx_nor_torch(model):
     assert out.stdout.split() == ["onnx-int8", "False", "False"]
 
 
-def _shard(path: Path, games: int = 12) -> Path:
+def _shard(path: Path, games: int = 12, size: int = 15) -> Path:
     rng = np.random.default_rng(4)
     rows = []
     for _ in range(games):
-        b = random_board(rng, 15, 15, 30)
-        rows.append((list(b.moves), (15, 15), int(rng.integers(0, 3)) or None))
+        b = random_board(rng, size, size, 30)
+        rows.append((list(b.moves), (size, size), int(rng.integers(0, 3)) or None))
     save_shard(positions_from_games(rows), path)
     return path
 
@@ -158,6 +178,16 @@ def test_train_quantize_command(model, tmp_path):
     assert r.returncode == 2 and "fewer than --positions + --check" in r.stderr
     r = _cli(str(model), "--data", str(tmp_path / "missing.npz"))
     assert r.returncode == 2 and "missing.npz" in r.stderr
+    big = _shard(tmp_path / "b.npz", size=20)
+    r = _cli(str(model), "--data", str(shard), str(big), "--positions", "40", "--check", "60",
+             "--min-agreement", "0.5")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["calibration_positions"] == 80 and out["check_positions"] == 120
+    assert set(out["by_size"]) == {"15x15", "20x20"} and out["positions_from"] == "s.npz, b.npz"
+    r = _cli(str(model), "--data", str(shard), str(_shard(tmp_path / "t.npz")), "--positions", "40",
+             "--check", "60")
+    assert r.returncode == 2 and "t.npz: a second 15x15 shard" in r.stderr
 
 
 def test_the_engine_plays_the_int8_graph_unless_told_otherwise(model, monkeypatch):

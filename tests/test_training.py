@@ -487,6 +487,57 @@ def test_best_validation_pass_is_kept_and_exports(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "m2.json").read_text())["board_sizes"] == [[9, 9], [11, 11]]
 
 
+def test_bf16_training_learns_and_keeps_float_weights_that_export(tmp_path: Path) -> None:
+    """``precision="bf16"`` (autocast, channels-last tower) learns like fp32 and leaves a checkpoint of
+    standard-layout float32 tensors that an fp32 run resumes and the exporter turns into the same net."""
+    from tools.cli import main as cli_main
+    pos = _tiny_positions()
+    cfg = TrainConfig(steps=60, batch_size=64, lr=3e-3, warmup_steps=5, log_every=20, val_every=20,
+                      checkpoint_every=60, arch=SMALL, threads=1, val_fraction=0.1, device="cpu",
+                      precision="bf16")
+    tr = Trainer(cfg, tmp_path / "run")
+    assert tr.model.stem.conv.weight.is_contiguous(memory_format=torch.channels_last)
+    tr.fit(pos)
+    log = [json.loads(line) for line in (tmp_path / "run" / "log.jsonl").read_text().splitlines()]
+    steps = [r for r in log if "policy_loss" in r]
+    assert steps[-1]["policy_loss"] < steps[0]["policy_loss"]
+    state = load_checkpoint(tmp_path / "run" / "checkpoint.pt")
+    assert state["config"]["precision"] == "bf16"
+    tensors = list(state["model"].values())
+    assert all(t.is_contiguous() for t in tensors)
+    assert all(t.dtype == torch.float32 for t in tensors if t.is_floating_point())
+    # an fp32 run resumes the bf16 one with its weights bit for bit
+    tr2 = Trainer(TrainConfig(**{**cfg.__dict__, "precision": "fp32", "steps": 70}), tmp_path / "run")
+    assert tr2.step == 60
+    for a, b in zip(tr.model.state_dict().values(), tr2.model.state_dict().values()):
+        assert torch.equal(a, b)
+    assert cli_main(["train", "export", "--checkpoint", str(tmp_path / "run" / "checkpoint.pt"),
+                     "--out", str(tmp_path / "m"), "--size", "9x9"]) == 0
+    x = encode_batch(random_boards(4, 9, 9, seed=3))
+    tr2.model.eval()
+    with torch.no_grad():
+        pt, vt = tr2.model(torch.from_numpy(x))
+    p, v = load_model(tmp_path / "m").forward(x)
+    assert np.allclose(p, pt.numpy(), atol=1e-4) and np.allclose(v, vt.numpy().reshape(v.shape), atol=1e-4)
+
+
+def test_precision_is_checked(tmp_path: Path, capsys) -> None:
+    from tools.cli import main as cli_main
+    with pytest.raises(ValueError, match="precision"):
+        TrainConfig(precision="fp16")
+    save_shard(_tiny_positions(10), tmp_path / "a.npz")
+    base = ["train", "supervised", "--data", str(tmp_path / "a.npz"), "--run", str(tmp_path / "r"),
+            "--blocks", "1", "--channels", "8", "--batch", "16", "--steps", "2", "--device", "cpu"]
+    with pytest.raises(SystemExit):
+        cli_main(base + ["--precision", "fp16"])
+    capsys.readouterr()
+    assert cli_main(base + ["--time-schedule"]) == 2
+    assert "--max-seconds" in capsys.readouterr().err and not (tmp_path / "r").exists()
+    assert cli_main(base + ["--precision", "bf16", "--time-schedule", "--max-seconds", "60"]) == 0
+    assert load_checkpoint(tmp_path / "r" / "checkpoint.pt")["config"]["precision"] == "bf16"
+    assert load_checkpoint(tmp_path / "r" / "checkpoint.pt")["config"]["schedule_seconds"] == 60
+
+
 def test_gpu_sweep_packs_weights_only_checkpoints(tmp_path: Path) -> None:
     """tools/train/gpu_sweep.sh on the CPU with a tiny budget: two networks at once, each returned as a
     best and a last weights-only checkpoint, and the logs in one archive."""

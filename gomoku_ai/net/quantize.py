@@ -20,7 +20,7 @@ import logging
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Dict, Optional, Union
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
@@ -30,6 +30,8 @@ from .onnx_backend import OnnxBackend
 from .model import INT8_SUFFIX, ModelError, _file, _read_verified, read_config, sha256_bytes
 
 PathLike = Union[str, "os.PathLike[str]"]
+#: encoded positions (N, P, H, W float32), or several such arrays of different board sizes
+Planes = Union[np.ndarray, Sequence[np.ndarray]]
 
 CALIBRATION_BATCH = 16
 TOWER_PREFIX = "block"    # node names of the residual blocks in the exported graph (net.export)
@@ -57,14 +59,44 @@ def agreement(float_graph: bytes, int8_graph: bytes, planes: np.ndarray) -> Dict
             "value_mae": round(float(np.mean(np.abs(va - vb))), 4)}
 
 
-def quantize_model(path: PathLike, calibration: np.ndarray, check: np.ndarray,
+def _arrays(x: Planes, name: str, planes: int) -> List[np.ndarray]:
+    """``x`` as a list of float32 (N > 0, ``planes``, H, W) arrays of distinct board sizes; a
+    :class:`QuantizeError` naming ``name`` otherwise."""
+    arrs = [x] if isinstance(x, np.ndarray) else list(x)
+    if not arrs:
+        raise QuantizeError(f"no {name} positions")
+    for a in arrs:
+        if a.ndim != 4 or a.shape[1] != planes or len(a) == 0:
+            raise QuantizeError(f"{name} positions must be (N > 0, {planes}, H, W), not {a.shape}")
+    if len({a.shape[2:] for a in arrs}) != len(arrs):
+        raise QuantizeError(f"{name} positions: two arrays of the same board size; concatenate them")
+    return [np.ascontiguousarray(a, np.float32) for a in arrs]
+
+
+def _fit(float_graph: bytes, int8_graph: bytes, checks: List[np.ndarray]) -> Dict[str, Any]:
+    """:func:`agreement` over ``checks`` (one array per board size): ``check_positions`` and the
+    figures weighted by positions, with each size's own under ``by_size`` when there are several."""
+    fits = {f"{a.shape[3]}x{a.shape[2]}": (len(a), agreement(float_graph, int8_graph, a)) for a in checks}
+    n = sum(k for k, _ in fits.values())
+    out: Dict[str, Any] = {"check_positions": n}
+    out.update({key: round(sum(k * f[key] for k, f in fits.values()) / n, 4)
+                for key in ("policy_top1_agreement", "value_mae")})
+    if len(fits) > 1:
+        out["by_size"] = {size: {"check_positions": k, **f} for size, (k, f) in fits.items()}
+    return out
+
+
+def quantize_model(path: PathLike, calibration: Planes, check: Planes,
                    min_agreement: float = 0.9, source: str = "") -> Dict[str, Any]:
     """Write the int8 graph of the model at ``path`` (folder, basename or one of its files) and
     record it in its json; return the json's ``int8`` block.
 
     ``calibration``: encoded positions (N, P, H, W float32) whose activations set the int8 ranges;
-    ``check``: other positions on which the int8 graph is compared with the float one. Below
-    ``min_agreement`` of equal best moves nothing is written (:class:`QuantizeError`). ``source``
+    ``check``: other positions on which the int8 graph is compared with the float one. Either may be
+    a list of such arrays, one per board size (a network that plays several): the ranges are then
+    set over all of them, and the block gives the fit of each size under ``by_size`` ("15x15": ...)
+    with the overall figures weighted by positions. Below ``min_agreement`` of equal best moves (on
+    any one size) nothing is written (:class:`QuantizeError`). ``source``
     names the positions in the json (e.g. the shard file). Files are written atomically: the graph
     first, then the json that records its sha256 (a model quantised before first loses its old record,
     so that a reader never sees a json naming the wrong graph: it plays the float one meanwhile).
@@ -79,21 +111,18 @@ def quantize_model(path: PathLike, calibration: np.ndarray, check: np.ndarray,
     if not cfg["sha256"].get("onnx") or not opath.is_file():
         raise QuantizeError(f"{jpath}: no .onnx graph to quantise (export the model with onnx first)")
     planes = int(cfg.get("planes") or NUM_PLANES)
-    for name, arr in (("calibration", calibration), ("check", check)):
-        if arr.ndim != 4 or arr.shape[1] != planes or len(arr) == 0:
-            raise QuantizeError(f"{name} positions must be (N > 0, {planes}, H, W), not {arr.shape}")
-    cal = np.ascontiguousarray(calibration, np.float32)
+    cals, checks = _arrays(calibration, "calibration", planes), _arrays(check, "check", planes)
+    batches = [a[i:i + CALIBRATION_BATCH] for a in cals for i in range(0, len(a), CALIBRATION_BATCH)]
 
     class _Reader(CalibrationDataReader):
         def __init__(self) -> None:
             self.i = 0
 
         def get_next(self) -> Optional[Dict[str, np.ndarray]]:
-            if self.i >= len(cal):
+            if self.i >= len(batches):
                 return None
-            batch = cal[self.i:self.i + CALIBRATION_BATCH]
-            self.i += CALIBRATION_BATCH
-            return {"input": batch}
+            self.i += 1
+            return {"input": batches[self.i - 1]}
 
     float_graph = _read_verified(opath, cfg["sha256"]["onnx"], jpath)   # refuses a corrupt graph
     import onnx
@@ -116,16 +145,15 @@ def quantize_model(path: PathLike, calibration: np.ndarray, check: np.ndarray,
         finally:
             logging.getLogger().removeFilter(quiet)
         data = out.read_bytes()
-    fit = agreement(float_graph, data, check)
-    if fit["policy_top1_agreement"] < min_agreement:
+    fit = _fit(float_graph, data, checks)
+    worst = min(f["policy_top1_agreement"] for f in fit.get("by_size", {"": fit}).values())
+    if worst < min_agreement:
         raise QuantizeError(f"{opath}: the int8 graph agrees with the float one on only "
-                            f"{fit['policy_top1_agreement']:.1%} of best moves (< {min_agreement:.0%}); "
-                            f"nothing written")
+                            f"{worst:.1%} of best moves (< {min_agreement:.0%}); nothing written")
     block: Dict[str, Any] = {"method": "onnxruntime static QDQ, MinMax, per-channel int8 weights, "
                                        "uint8 activations; the residual blocks' convolutions only",
                              "float_nodes": keep_float,
-                             "calibration_positions": int(len(cal)), "check_positions": int(len(check)),
-                             **fit}
+                             "calibration_positions": sum(len(a) for a in cals), **fit}
     if source:
         block["positions_from"] = source
     ipath = _file(base, INT8_SUFFIX)

@@ -73,6 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a checkpoint whose weights start the run (fresh optimizer and schedule; its "
                         "architecture must be --blocks x --channels); ignored when --out already has one")
     p.add_argument("--device", default="auto", help="auto | cpu | cuda[:N] (default: %(default)s)")
+    p.add_argument("--precision", choices=("fp32", "bf16"), default="fp32",
+                   help="fp32, or bf16 (bfloat16 autocast, weights kept in float32) "
+                        "(default: %(default)s)")
     p.add_argument("--threads", type=int, default=max(1, min(8, os.cpu_count() or 1)),
                    help="torch CPU threads (default: the CPUs, at most 8; here %(default)s)")
     p.add_argument("--limit", type=int, default=None,
@@ -139,6 +142,7 @@ def _train_config(args: argparse.Namespace) -> Any:
                                val_every=args.val_every, log_every=max(1, min(100, args.steps)),
                                checkpoint_every=max(1, min(1000, args.steps)), seed=args.seed,
                                threads=args.threads, device=args.device,
+                               precision=args.precision,
                                schedule_seconds=args.max_seconds if args.time_schedule else None,
                                size_shares=trainer.parse_size_shares(args.size_share or []),
                                arch={"blocks": args.blocks, "channels": args.channels,
