@@ -11,6 +11,14 @@ colours at the same game index, so the games pair up by index (``game`` in ``res
 finished in both runs count. The difference is A's score less B's. Its interval comes from the
 per-pair differences (a pair is the two colour-swapped games of one opening, which share the
 opening's bias), normal approximation: mean +- 1.96 * sd / sqrt(pairs), given per game.
+
+Several comparisons of the same two engines (e.g. two seeds) pool into one estimate:
+
+    .venv/bin/python benchmarks/paired.py runs/s26/r100k-20-ft:ours runs/s24/r100k-20-mix:ours \
+        runs/s26/r100k-20-ft-1206:ours runs/s26/r100k-20-mix-1206:ours
+
+takes the arguments two by two (A1 B1 A2 B2 ...) and prints each comparison under ``comparisons`` and,
+under ``pooled``, the same figures over the per-pair differences of all of them together.
 """
 from __future__ import annotations
 
@@ -48,37 +56,58 @@ def scores(folder: Path, player: str) -> Dict[int, Tuple[int, float]]:
     return out
 
 
-def compare(a: Dict[int, Tuple[int, float]], b: Dict[int, Tuple[int, float]]) -> dict:
-    """The paired comparison of two runs' scores (see the module docstring)."""
+def pair_diffs(a: Dict[int, Tuple[int, float]], b: Dict[int, Tuple[int, float]]
+               ) -> Tuple[List[float], List[Tuple[float, float]]]:
+    """The per-pair score differences of A less B (per game: one value per pair, the mean of its
+    games' differences) and the (A, B) scores of each game both runs finished."""
     common = sorted(set(a) & set(b))
     pairs: Dict[int, List[float]] = {}
-    same = 0
     for g in common:
         pairs.setdefault(a[g][0], []).append(a[g][1] - b[g][1])
-        same += a[g][1] == b[g][1]
-    diffs = [sum(d) / len(d) for d in pairs.values()]      # per game, one value per pair
+    return [sum(d) / len(d) for d in pairs.values()], [(a[g][1], b[g][1]) for g in common]
+
+
+def summary(diffs: List[float], games: List[Tuple[float, float]]) -> dict:
+    """Games, pairs, equal results, both scores and the mean difference with its 95 % interval."""
     k = len(diffs)
     mean = sum(diffs) / k if k else 0.0
     sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (k - 1)) if k > 1 else float("nan")
     half = 1.96 * sd / math.sqrt(k) if k > 1 else float("nan")
-    return {"games": len(common), "pairs": k, "same_result": same,
-            "score_a": round(sum(a[g][1] for g in common) / max(1, len(common)), 4),
-            "score_b": round(sum(b[g][1] for g in common) / max(1, len(common)), 4),
+    n = max(1, len(games))
+    return {"games": len(games), "pairs": k, "same_result": sum(x == y for x, y in games),
+            "score_a": round(sum(x for x, _ in games) / n, 4),
+            "score_b": round(sum(y for _, y in games) / n, 4),
             "diff_per_game": round(mean, 4), "ci95": [round(mean - half, 4), round(mean + half, 4)]}
+
+
+def compare(a: Dict[int, Tuple[int, float]], b: Dict[int, Tuple[int, float]]) -> dict:
+    """The paired comparison of two runs' scores (see the module docstring)."""
+    return summary(*pair_diffs(a, b))
+
+
+def _run(spec: str) -> Dict[int, Tuple[int, float]]:
+    folder, sep, player = spec.rpartition(":")
+    if not sep or not folder or not player:
+        raise SystemExit(f"{spec}: expected FOLDER:PLAYER")
+    return scores(Path(folder), player)
 
 
 def main(argv: List[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("a", help="FOLDER:PLAYER")
-    ap.add_argument("b", help="FOLDER:PLAYER")
+    ap.add_argument("runs", nargs="+", metavar="FOLDER:PLAYER",
+                    help="A B, or A1 B1 A2 B2 ... (compared two by two, then pooled)")
     args = ap.parse_args(argv)
-    runs = []
-    for spec in (args.a, args.b):
-        folder, sep, player = spec.rpartition(":")
-        if not sep or not folder or not player:
-            raise SystemExit(f"{spec}: expected FOLDER:PLAYER")
-        runs.append(scores(Path(folder), player))
-    out = {"a": args.a, "b": args.b, **compare(*runs)}
+    if len(args.runs) % 2:
+        raise SystemExit("expected runs two by two: A B [A2 B2 ...]")
+    specs = list(zip(args.runs[::2], args.runs[1::2]))
+    parts = [(a, b, pair_diffs(_run(a), _run(b))) for a, b in specs]
+    if len(parts) == 1:
+        a, b, (diffs, games) = parts[0]
+        out = {"a": a, "b": b, **summary(diffs, games)}
+    else:
+        out = {"comparisons": [{"a": a, "b": b, **summary(d, g)} for a, b, (d, g) in parts],
+               "pooled": summary([x for _, _, (d, _) in parts for x in d],
+                                 [x for _, _, (_, g) in parts for x in g])}
     print(json.dumps(out, indent=2))
     return 0
 

@@ -73,3 +73,27 @@ def test_bad_folders_are_refused_with_their_name(tmp_path: Path) -> None:
         paired.scores(tmp_path / "c", "Z")
     with pytest.raises(SystemExit, match="expected FOLDER:PLAYER"):
         paired.main([str(tmp_path / "c"), str(tmp_path / "c") + ":A"])
+
+
+def test_several_comparisons_pool_their_pairs(tmp_path: Path, capsys) -> None:
+    """A1 B1 A2 B2: each comparison as alone, and the pooled one over all their per-pair differences."""
+    a1 = _run(tmp_path / "a1", "A", ["black", "black", None, "black"])     # A: 1, 0, 0.5, 0
+    b1 = _run(tmp_path / "b1", "B", ["white", "black", "white", "white"])  # B: 0, 0, 0, 1
+    a2 = _run(tmp_path / "a2", "A", ["black", "white", "black", "white"])  # A: 1, 1, 1, 1
+    b2 = _run(tmp_path / "b2", "B", ["black", "black", "black", "white"])  # B: 1, 0, 1, 1
+    assert paired.main([f"{a1}:A", f"{b1}:B", f"{a2}:A", f"{b2}:B"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    one, two = out["comparisons"]
+    assert one == {"a": f"{a1}:A", "b": f"{b1}:B",
+                   **paired.compare(paired.scores(a1, "A"), paired.scores(b1, "B"))}
+    assert two["diff_per_game"] == pytest.approx(0.25)
+    # per pair: (1 + 0) / 2, (0.5 - 1) / 2 | (0 + 1) / 2, (0 + 0) / 2 -> 0.5, -0.25, 0.5, 0
+    pooled = out["pooled"]
+    assert pooled["games"] == 8 and pooled["pairs"] == 4 and pooled["same_result"] == 4
+    assert pooled["diff_per_game"] == pytest.approx(0.1875)
+    assert pooled["score_a"] == pytest.approx(5.5 / 8) and pooled["score_b"] == pytest.approx(4 / 8)
+    assert pooled["ci95"][0] < 0.1875 < pooled["ci95"][1]
+    assert paired.main([f"{a1}:A", f"{b1}:B"]) == 0                     # one comparison: as before
+    assert "comparisons" not in json.loads(capsys.readouterr().out)
+    with pytest.raises(SystemExit, match="two by two"):
+        paired.main([f"{a1}:A", f"{b1}:B", f"{a2}:A"])
