@@ -785,8 +785,9 @@ def test_board_size_chooses_the_shipped_network(monkeypatch):
     brain = Brain(io.BytesIO(script.encode()), out, player_factory=Recording())
     assert brain.run() == 0
     assert out.getvalue().decode().split() == ["OK"] * 8
-    # 16x16 and 20x20 keep the 15x15 player: one network (trained on 15x15 and 20x20) serves them
+    # 16x16 keeps the 15x15 player (the same network); 20x20 has its own ("freestyle@20x20")
     assert made == [(Rule.FREESTYLE, 15, 15, "freestyle-5x48-mix"),
+                    (Rule.FREESTYLE, 20, 20, "freestyle20-5x48-ft"),
                     (Rule.FREESTYLE, 8, 8, "gomoku8-4x32"),
                     (Rule.FREESTYLE, 15, 15, "freestyle-5x48-mix"),
                     (Rule.STANDARD, 15, 15, "freestyle15-4x32")]   # index: "standard" before freestyle@8x8
