@@ -6,7 +6,7 @@
 
 For each precision and size it runs :class:`Trainer.fit` (batches drawn and encoded from a synthetic
 window, symmetry augmentation, AdamW, gradient clipping: the whole step a real run takes) for
-``--steps`` steps after 3 warm-up steps, with no validation, and reports ``positions_per_s``.
+``--steps`` steps after 3 warm-up steps, with no held-out games, and reports ``positions_per_s``.
 ``speedup`` is each precision's rate over the first one's, by size. ``bf16`` is bfloat16 autocast
 with the tower in channels-last layout (``TrainConfig.precision``); it pays on CPUs with AVX512-BF16
 (``cpu_flags`` says whether this one has it). Run it on idle cores.
@@ -77,7 +77,7 @@ def main(argv: Any = None) -> int:
     arch = {"blocks": a.blocks, "channels": a.channels, "head_channels": hc, "value_fc": max(32, hc * 2)}
     rates: Dict[str, Dict[str, float]] = {}
     for prec in a.precisions:
-        cfg = TrainConfig(batch_size=a.batch, lr=1e-4, warmup_steps=1, val_every=0,
+        cfg = TrainConfig(batch_size=a.batch, lr=1e-4, warmup_steps=1, val_every=0, val_fraction=0.0,
                           log_every=10**6, checkpoint_every=10**6, threads=a.threads, arch=arch,
                           device=a.device, precision=prec, seed=1)
         rates[prec] = {f"{n}x{n}": round(rate(cfg, n, a.steps), 1) for n in a.sizes}
