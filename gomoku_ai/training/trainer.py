@@ -75,7 +75,7 @@ class TrainConfig:
     size_shares: Optional[Dict[str, float]] = None
     #: arithmetic of the forward pass: ``fp32``, or ``bf16`` (autocast to bfloat16 with the weights
     #: and the optimizer kept in float32, and the tower in channels-last layout): on a CPU with
-    #: AVX512-BF16 about 2.2 times the positions/s of fp32 (``benchmarks/bench_train.py``)
+    #: AVX512-BF16 about twice the positions/s of fp32 (``benchmarks/bench_train.py``)
     precision: str = "fp32"
 
     def __post_init__(self) -> None:

@@ -86,7 +86,7 @@ def _add_supervised(tsub: Any) -> None:
                     help="run the warm-up + cosine schedule over --max-seconds instead of --steps "
                          "(whichever ends first), so a run of fixed wall time ends at a low rate")
     sl.add_argument("--precision", choices=("fp32", "bf16"), default="fp32",
-                    help="fp32, or bf16: bfloat16 autocast, weights kept in float32; about 2.2x "
+                    help="fp32, or bf16: bfloat16 autocast, weights kept in float32; about 2x "
                          "faster on a CPU with AVX512-BF16 (default: %(default)s)")
     sl.add_argument("--device", default="auto",
                     help="auto (CUDA when present), cpu, cuda[:N] (default: %(default)s)")
