@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from gomoku_ai.fileio import atomic_write_text  # noqa: E402
-from gomoku_ai.training.dataset import EVAL_RE  # noqa: E402  (the packer's reading of Rapfi's Eval)
+from gomoku_ai.training.dataset import parse_eval_mate  # noqa: E402  (the packer's reading of Rapfi's Eval)
 from results_io import lost_by, read_results  # noqa: E402
 
 
@@ -49,13 +49,9 @@ def opponent_evals(game: Dict[str, Any], player: str) -> List[Tuple[int, float, 
     out = []
     for ply_s, text in sorted((game.get("comments") or {}).items(), key=lambda kv: int(kv[0])):
         ply = int(ply_s)
-        m = EVAL_RE.search(text or "")
-        if m is None or (ply % 2 == 0) != opp_black:
-            continue
-        sign = -1.0 if m.group(1) == "-" else 1.0
-        mate = bool(m.group(2))
-        out.append((ply, sign * (float("inf") if mate else float(m.group(3))),
-                    int(m.group(3)) if mate else None))
+        e = parse_eval_mate(text or "")
+        if e is not None and (ply % 2 == 0) == opp_black:
+            out.append((ply, *e))
     return out
 
 

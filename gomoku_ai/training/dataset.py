@@ -208,14 +208,23 @@ def _mix_evals(pos: Positions, evals: Sequence[Dict[int, float]], weight: float,
             pos.z[i], pos.zw[i] = v, 1.0
 
 
-def parse_eval(comment: str) -> Optional[float]:
-    """The evaluation in a move comment, for the side that moved, in the teacher's units; a mate
-    is +inf / -inf; None when the comment has none."""
+def parse_eval_mate(comment: str) -> Optional[Tuple[float, Optional[int]]]:
+    """(evaluation, mate length in plies) in a move comment, for the side that moved, in the
+    teacher's units; a mate is +inf / -inf with its length, else the length is None; None when the
+    comment has no evaluation."""
     m = EVAL_RE.search(comment)
     if m is None:
         return None
     sign = -1.0 if m.group(1) == "-" else 1.0
-    return sign * math.inf if m.group(2) else sign * float(m.group(3))
+    if m.group(2):
+        return sign * math.inf, int(m.group(3))
+    return sign * float(m.group(3)), None
+
+
+def parse_eval(comment: str) -> Optional[float]:
+    """The evaluation of :func:`parse_eval_mate` without the mate length."""
+    e = parse_eval_mate(comment)
+    return None if e is None else e[0]
 
 
 def record_evals(rec: "GameRecord") -> Dict[int, float]:
