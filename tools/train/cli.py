@@ -5,6 +5,8 @@
     gomoku train export --run runs/sl --out models/freestyle15-4x32
     gomoku train teacher --engine /opt/rapfi/pbrain-rapfi --nodes 50000 \
         --records ../shared/data/gomocup2024_freestyle15 --games 2000 --out runs/teach
+    gomoku train annotate --engine /opt/rapfi/pbrain-rapfi --nodes 200000 --games runs/t/r100k \
+        --player ours --out runs/ann
     gomoku train selfplay --model models/freestyle15-4x32 --out runs/sp --games 64 -j 2
     gomoku train selfplay --model models/freestyle15-4x32 --out runs/sp -j 16 --backend ray
     gomoku train gate --candidate runs/az/candidates/it0003 --best runs/az/best --max-games 400
@@ -32,7 +34,7 @@ def add_parser(sub: Any) -> None:
                                     "(supervised or in an AlphaZero loop), export it for the engine, "
                                     "and measure it.")
     tsub = tr.add_subparsers(dest="train_command", required=True)
-    for add in (_add_pack, _add_supervised, _add_teacher, _add_export, _add_selfplay, _add_gate, _add_loop,
+    for add in (_add_pack, _add_supervised, _add_teacher, _add_annotate, _add_export, _add_selfplay, _add_gate, _add_loop,
                 _add_curve, _add_accuracy, _add_quantize, _add_plot):
         add(tsub)
 
@@ -137,6 +139,35 @@ def _add_teacher(tsub: Any) -> None:
     te.add_argument("--out", required=True,
                     help="folder: openings.txt, command.sh, match/ (the tournament; its games/ "
                          "are the records to pack); an existing one is resumed")
+
+
+def _add_annotate(tsub: Any) -> None:
+    an = tsub.add_parser("annotate", help="a teacher engine's move and evaluation for the positions of "
+                         "finished tournaments (resumable), as training data")
+    an.add_argument("--engine", required=True,
+                    help="the teacher's command line, e.g. /opt/rapfi/pbrain-rapfi")
+    an.add_argument("--nodes", type=int, default=None,
+                    help="INFO max_node for the teacher (its strength)")
+    an.add_argument("--tc", default=None, help="time control instead of nodes, e.g. 0/0.5")
+    an.add_argument("--games", nargs="+", required=True,
+                    help="tournament folders, or results files (.jsonl, .jsonl.xz)")
+    an.add_argument("--player", default=None,
+                    help="annotate only the positions this player was to move in (default: all "
+                         "after the opening)")
+    an.add_argument("--size", type=int, default=None,
+                    help="board size of results files without their tournament.json")
+    an.add_argument("--rule", default="freestyle",
+                    help="freestyle, standard, renju or caro (default: %(default)s)")
+    an.add_argument("--eval-weight", type=float, default=0.5,
+                    help="share of the value target taken from the teacher's evaluation, the rest "
+                         "from the game's result (default: %(default)s)")
+    an.add_argument("--eval-scale", type=float, default=270.0,
+                    help="tanh scale of the evaluation, in the teacher's units (default: %(default)s)")
+    an.add_argument("-j", "--workers", type=int, default=1,
+                    help="teacher processes at a time (default: %(default)s)")
+    an.add_argument("--out", required=True,
+                    help="folder: annotations.jsonl, command.sh, annotated.npz; an existing one is "
+                         "resumed")
 
 
 def _add_export(tsub: Any) -> None:
@@ -719,8 +750,14 @@ def _run_teacher(args: Any) -> int:
 
 
 #: the subcommands that need no torch, and those that do (checked before they run)
+def _run_annotate(args: Any) -> int:
+    """``gomoku train annotate`` (no torch)."""
+    from .annotate import run as run_annotate
+    return run_annotate(args)
+
+
 _TORCH_FREE: Dict[str, Callable[[Any], int]] = {
-    "teacher": _run_teacher, "selfplay": _run_selfplay, "gate": _run_gate, "curve": _run_curve,
+    "teacher": _run_teacher, "annotate": _run_annotate, "selfplay": _run_selfplay, "gate": _run_gate, "curve": _run_curve,
     "plot": _run_plot, "accuracy": _run_accuracy, "quantize": _run_quantize}
 _WITH_TORCH: Dict[str, Callable[[Any], int]] = {
     "pack": _run_pack, "supervised": _run_supervised, "export": _run_export, "loop": _run_loop}

@@ -1,0 +1,162 @@
+"""``gomoku train annotate``: a fake pbrain teacher (tests/test_manager.py's, printing Rapfi-style
+``Eval`` messages) asked about the positions of a finished tournament; the positions, targets and
+values of the shard, resume, a cut-short annotations file, and refused sources."""
+from __future__ import annotations
+
+import json
+import lzma
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gomoku_ai.board import Board
+from gomoku_ai.training.dataset import load_shard
+from tests.test_manager import FAKE
+from tools.cli import main as cli_main
+from tools.train.annotate import SourceGame, game_positions, read_annotations
+
+# Black ("ours") makes five on row 0 at ply 8; the opening is the first two stones
+WIN = [(0, 0), (9, 9), (1, 0), (9, 8), (2, 0), (8, 9), (3, 0), (8, 7), (4, 0)]
+# White ("ours") loses; 3 opening stones; the game ends in a forfeit (no five on the board)
+FORFEIT = [(7, 7), (8, 8), (6, 6), (5, 5), (9, 9), (4, 4)]
+
+
+def _fake_pick(stones: set, size: int) -> tuple:
+    """The fake engine's move: the first empty point on rings around the centre (its ``pick``)."""
+    c = size // 2
+    for r in range(size):
+        for dy in range(-r, r + 1):
+            for dx in range(-r, r + 1):
+                x, y = c + dx, c + dy
+                if 0 <= x < size and 0 <= y < size and (x, y) not in stones:
+                    return x, y
+    raise AssertionError("full board")
+
+
+def _tournament(folder: Path, size: int = 10) -> Path:
+    folder.mkdir(parents=True)
+    (folder / "tournament.json").write_text(json.dumps({"width": size, "height": size}))
+    rows = [dict(game=0, black="ours", white="opp", opening_plies=2, moves=[list(m) for m in WIN]),
+            dict(game=1, black="opp", white="ours", opening_plies=3, moves=[list(m) for m in FORFEIT])]
+    (folder / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return folder
+
+
+@pytest.fixture
+def setup(tmp_path: Path, monkeypatch):
+    monkeypatch.delenv("PYTHONUNBUFFERED", raising=False)
+    fake = tmp_path / "fake.py"
+    fake.write_text(FAKE)
+    src = _tournament(tmp_path / "t")
+    out = tmp_path / "ann"
+    argv = ["train", "annotate", "--engine", f"{sys.executable} {fake} eval", "--nodes", "1000",
+            "--games", str(src), "--player", "ours", "--eval-weight", "0.5", "--eval-scale", "100",
+            "--out", str(out)]
+    return argv, src, out
+
+
+def test_annotate_asks_the_teacher_about_the_players_positions_and_packs_them(setup) -> None:
+    argv, src, out = setup
+    assert cli_main(argv) == 0
+    anns = read_annotations(out / "annotations.jsonl")
+    assert sorted(anns) == [f"{src}#0", f"{src}#1"]
+    # ours is Black in game 0 (plies 2, 4, 6, 8 after a 2-stone opening), White in game 1 (3 and 5)
+    assert anns[f"{src}#0"]["plies"] == [2, 4, 6, 8]
+    assert anns[f"{src}#1"]["plies"] == [3, 5]
+    pos = load_shard(out / "annotated.npz")
+    assert len(pos) == 6 and pos.shape == (10, 10)
+    assert sorted(set(pos.game.tolist())) == [0, 1]
+    rows = [(WIN, p, 1.0) for p in (2, 4, 6, 8)] + [(FORFEIT, p, None) for p in (3, 5)]
+    for i, (moves, ply, result) in enumerate(rows):
+        b = Board(10, 10)
+        for x, y in moves[:ply]:
+            b.push(b.index(x, y))
+        assert np.array_equal(pos.cells[i], b.cells) and pos.stm[i] == b.side_to_move
+        assert pos.last[i] == b.index(*moves[ply - 1])
+        # the policy target is the teacher's move, not the game's
+        assert pos.move[i] == b.index(*_fake_pick(set(moves[:ply]), 10))
+        v = math.tanh((10 * ply - 50) / 100)      # the fake's "Eval 10 * stones - 50", the mover's view
+        want = v if result is None else 0.5 * result + 0.5 * v
+        assert pos.z[i] == pytest.approx(want, abs=1e-6) and pos.zw[i] == 1.0
+    assert "gomoku train annotate" in (out / "command.sh").read_text()
+
+
+def test_annotate_resumes_without_asking_again(setup, capsys) -> None:
+    argv, src, out = setup
+    assert cli_main(argv) == 0
+    before = (out / "annotations.jsonl").read_text()
+    first = load_shard(out / "annotated.npz")
+    capsys.readouterr()
+    assert cli_main(argv) == 0
+    last = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert last["done"]["games"] == 0 and last["positions"] == 6
+    assert (out / "annotations.jsonl").read_text() == before
+    # a run killed while writing its last line: that game is dropped and asked again
+    (out / "annotations.jsonl").write_text(before.splitlines()[0] + "\n" + before.splitlines()[1][:25])
+    assert cli_main(argv) == 0
+    assert sorted(read_annotations(out / "annotations.jsonl")) == [f"{src}#0", f"{src}#1"]
+    again = load_shard(out / "annotated.npz")
+    assert again.move.tolist() == first.move.tolist() and np.allclose(again.z, first.z)
+
+
+def test_annotate_refuses_a_damaged_annotations_file_and_bad_sources(setup, tmp_path: Path, capsys) -> None:
+    argv, src, out = setup
+    out.mkdir()
+    (out / "annotations.jsonl").write_text("not json\n{}\n")
+    assert cli_main(argv) == 2
+    assert "annotations.jsonl, line 1" in capsys.readouterr().err
+    # a results file says no board size: --size is needed
+    plain = tmp_path / "r.jsonl.xz"
+    plain.write_bytes(lzma.compress((src / "results.jsonl").read_bytes()))
+    bad = argv[:argv.index("--games") + 1] + [str(plain)] + argv[argv.index("--games") + 2:]
+    bad[bad.index("--out") + 1] = str(tmp_path / "o2")
+    assert cli_main(bad) == 2
+    assert "give --size" in capsys.readouterr().err
+    assert cli_main(bad + ["--size", "10"]) == 0
+    assert len(load_shard(tmp_path / "o2" / "annotated.npz")) == 6
+    # two board sizes in one run, and a row that is not a game
+    other = _tournament(tmp_path / "t15", 15)
+    two = argv[:argv.index("--games") + 2] + [str(other)] + argv[argv.index("--games") + 2:]
+    two[two.index("--out") + 1] = str(tmp_path / "o3")
+    assert cli_main(two) == 2 and "more than one board size" in capsys.readouterr().err
+    (other / "results.jsonl").write_text('{"game": 0}\n')
+    one = argv[:argv.index("--games") + 1] + [str(other)] + argv[argv.index("--games") + 2:]
+    one[one.index("--out") + 1] = str(tmp_path / "o4")
+    assert cli_main(one) == 2 and "line 1: not a game result" in capsys.readouterr().err
+    no_teacher = [a for a in argv if a not in ("--nodes", "1000")]
+    assert cli_main(no_teacher) == 2 and "--nodes N or --tc" in capsys.readouterr().err
+
+
+def test_a_teacher_move_on_a_stone_is_left_out() -> None:
+    g = SourceGame("k", 10, 10, list(WIN), 2, "ours", "opp")
+    ann = {"plies": [2, 4], "moves": [[0, 0], [5, 5]], "evals": ["+M3", None]}
+    pos = game_positions(g, ann, 0.5, 100.0, 0)
+    assert pos is not None and len(pos) == 1            # (0, 0) holds a stone at ply 2
+    b = Board(10, 10)
+    assert pos.move[0] == b.index(5, 5)
+    assert pos.z[0] == pytest.approx(1.0)               # no evaluation: the result alone (Black won)
+    # a mate against the mover is -1, mixed half and half with Black's win
+    lost = game_positions(g, {"plies": [2], "moves": [[1, 0]], "evals": ["-M4"]}, 0.5, 100.0, 0)
+    assert lost is not None and lost.z[0] == pytest.approx(0.0) and lost.zw[0] == 1.0
+
+
+def test_a_teacher_that_crashes_once_is_restarted_and_one_that_always_fails_is_reported(setup, tmp_path: Path,
+                                                                                      capsys) -> None:
+    argv, src, out = setup
+    fake = argv[argv.index("--engine") + 1].split()[1]
+    once = list(argv)
+    once[once.index("--engine") + 1] = f"{sys.executable} {fake} crash {tmp_path / 'crashed'}"
+    assert cli_main(once) == 0                     # the first answer crashes it; the retry's fresh process works
+    assert (tmp_path / "crashed").exists() and len(load_shard(out / "annotated.npz")) == 6
+    never = list(argv)
+    never[never.index("--engine") + 1] = f"{sys.executable} {fake} garbage"
+    never[never.index("--out") + 1] = str(tmp_path / "o5")
+    capsys.readouterr()
+    assert cli_main(never) == 1
+    err = capsys.readouterr().err
+    assert err.count("not annotated (a rerun retries it)") == 2
+    assert not (tmp_path / "o5" / "annotated.npz").exists()
+    assert read_annotations(tmp_path / "o5" / "annotations.jsonl") == {}
