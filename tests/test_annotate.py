@@ -160,3 +160,44 @@ def test_a_teacher_that_crashes_once_is_restarted_and_one_that_always_fails_is_r
     assert err.count("not annotated (a rerun retries it)") == 2
     assert not (tmp_path / "o5" / "annotated.npz").exists()
     assert read_annotations(tmp_path / "o5" / "annotations.jsonl") == {}
+
+
+def _processes_running(needle: str) -> list:
+    pids = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                if needle in (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"):
+                    pids.append(int(d.name))
+            except OSError:
+                pass
+    return pids
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc to find the teacher processes")
+def test_sigterm_stops_the_run_keeps_finished_games_and_leaves_no_teacher(setup, tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import time
+    argv, src, out = setup
+    fake = argv[argv.index("--engine") + 1].split()[1]
+    slow = list(argv)
+    slow[slow.index("--engine") + 1] = f"{sys.executable} {fake} late"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    env["FAKE_DELAY_MS"] = "400"
+    root = Path(__file__).resolve().parents[1]
+    p = subprocess.Popen([sys.executable, "-m", "tools.cli", *slow], cwd=root, env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    ann = out / "annotations.jsonl"
+    deadline = time.monotonic() + 30
+    while not (ann.exists() and ann.read_text().count("\n") >= 1) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert ann.exists(), p.communicate(timeout=10)
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=20)
+    assert p.returncode == 130 and "rerun the same command to resume" in err
+    assert len(read_annotations(ann)) == 1                     # the first game; the second was cut off
+    time.sleep(0.2)
+    assert _processes_running(f"{fake} late") == []
+    assert cli_main(argv) == 0 and len(read_annotations(ann)) == 2

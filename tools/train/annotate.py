@@ -29,6 +29,7 @@ import lzma
 import os
 import queue
 import shlex
+import signal
 import sys
 import threading
 import time
@@ -282,12 +283,16 @@ def annotate(games: Sequence[SourceGame], cmd: Sequence[str], out: Path, player:
     stats: Dict[str, int] = {"games": 0, "positions": 0, "to_do": todo.qsize()}
     failed: List[str] = []
     lock = threading.Lock()
+    stop = threading.Event()
+    teachers: List[Teacher] = []
     t0 = time.monotonic()
 
     def work() -> None:
         t = Teacher(cmd, nodes, tc, rule)
+        with lock:
+            teachers.append(t)
         try:
-            while True:
+            while not stop.is_set():
                 try:
                     g = todo.get_nowait()
                 except queue.Empty:
@@ -310,15 +315,27 @@ def annotate(games: Sequence[SourceGame], cmd: Sequence[str], out: Path, player:
     threads = [threading.Thread(target=work, daemon=True) for _ in range(max(1, workers))]
     for th in threads:
         th.start()
-    while any(th.is_alive() for th in threads):
-        for th in threads:
-            th.join(timeout=progress_every_s / len(threads))
+    try:
+        while any(th.is_alive() for th in threads):
+            for th in threads:
+                th.join(timeout=progress_every_s / len(threads))
+            with lock:
+                el = time.monotonic() - t0
+                print(json.dumps({"games": stats["games"], "of": stats["to_do"], "positions": stats["positions"],
+                                  "positions_per_s": round(stats["positions"] / max(el, 1e-9), 2),
+                                  "elapsed_s": round(el)}), flush=True)
+    except BaseException:
+        # interrupted (Ctrl-C, SIGTERM): no engine may outlive the run; finished games are on disk
+        stop.set()
         with lock:
-            el = time.monotonic() - t0
-            print(json.dumps({"games": stats["games"], "of": stats["to_do"], "positions": stats["positions"],
-                              "positions_per_s": round(stats["positions"] / max(el, 1e-9), 2),
-                              "elapsed_s": round(el)}), flush=True)
+            for t in teachers:
+                t.client.kill("annotate interrupted")
+        raise
     return {**stats, "failed": failed}
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 def run(args: Any) -> int:
@@ -346,7 +363,17 @@ def run(args: Any) -> int:
     cmd += (["--player", args.player] if args.player else []) + (["--nodes", str(args.nodes)] if args.nodes else [])
     cmd += (["--tc", args.tc] if args.tc else []) + (["--size", str(args.size)] if args.size else [])
     atomic_write_text(out / "command.sh", " ".join(shlex.quote(a) for a in cmd) + "\n")
-    stats = annotate(games, shlex.split(args.engine), out, args.player, args.nodes, tc, rule, args.workers)
+    main = threading.current_thread() is threading.main_thread()
+    before = signal.signal(signal.SIGTERM, _interrupt) if main else None   # kill -TERM stops it as Ctrl-C
+    try:
+        stats = annotate(games, shlex.split(args.engine), out, args.player, args.nodes, tc, rule, args.workers)
+    except KeyboardInterrupt:
+        sys.stderr.write(f"gomoku train annotate: interrupted; the finished games are in {out / ANNOTATIONS} "
+                         "(rerun the same command to resume)\n")
+        return 130
+    finally:
+        if main:
+            signal.signal(signal.SIGTERM, before)
     pos = build_shard(games, read_annotations(out / ANNOTATIONS), args.eval_weight, args.eval_scale)
     if pos is not None:
         dataset.save_shard(pos, out / SHARD)
