@@ -359,6 +359,34 @@ def test_train_supervised_cli_mixes_board_sizes(tmp_path: Path, capsys) -> None:
     assert "20x20" in capsys.readouterr().err and not (tmp_path / "r2").exists()
 
 
+def test_repeat_weighs_a_shard_and_keeps_its_games_whole() -> None:
+    from gomoku_ai.training.dataset import repeat, split_by_game
+    pos = _tiny_positions(12)
+    r = repeat(pos, 3)
+    assert len(r) == 3 * len(pos) and repeat(pos, 1) is pos
+    assert np.array_equal(r.cells[len(pos):2 * len(pos)], pos.cells)
+    assert sorted(set(r.game.tolist())) == sorted(set(pos.game.tolist()))
+    train, val = split_by_game(r, 0.25, seed=3)
+    assert len(val) and not set(r.game[train].tolist()) & set(r.game[val].tolist())
+    with pytest.raises(ValueError):
+        repeat(pos, 0)
+
+
+def test_train_supervised_cli_repeat(tmp_path: Path, capsys) -> None:
+    from tools.cli import main as cli_main
+    save_shard(_tiny_positions(20), tmp_path / "a.npz")
+    save_shard(_tiny_positions(6), tmp_path / "b.npz")
+    base = ["train", "supervised", "--data", str(tmp_path / "a.npz"), str(tmp_path / "b.npz"),
+            "--blocks", "1", "--channels", "8", "--batch", "16", "--steps", "2", "--threads", "1",
+            "--device", "cpu"]
+    assert cli_main(base + ["--run", str(tmp_path / "run"), "--repeat", f"{tmp_path / 'b.npz'}=3"]) == 0
+    capsys.readouterr()
+    for bad, says in ((f"{tmp_path / 'c.npz'}=2", "not one of --data"), (f"{tmp_path / 'b.npz'}=0", "K >= 1"),
+                      (str(tmp_path / "b.npz"), "SHARD=K")):
+        assert cli_main(base + ["--run", str(tmp_path / "r2"), "--repeat", bad]) == 2
+        assert says in capsys.readouterr().err and not (tmp_path / "r2").exists()
+
+
 # ---------------------------------------------------------------------------- plots
 def test_plot_writes_a_png_from_a_synthetic_log(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib", reason="gomoku train plot needs matplotlib (train extra)")

@@ -333,6 +333,14 @@ def encode_positions(pos: Positions, idx: np.ndarray) -> np.ndarray:
     return encode_arrays(pos.cells[idx], pos.stm[idx], pos.last[idx])
 
 
+def repeat(pos: Positions, times: int) -> Positions:
+    """``pos`` with every position ``times`` times over (a shard's weight in the mix), each copy keeping
+    its game id, so that :func:`split_by_game` sends all copies of a game to the same side."""
+    if times < 1:
+        raise ValueError(f"a shard is repeated at least once, not {times}")
+    return pos if times == 1 else pos.subset(np.tile(np.arange(len(pos)), times))
+
+
 def split_by_game(pos: Positions, fraction: float, seed: int) -> Tuple[np.ndarray, np.ndarray]:
     """Indices (train, val): whole games go to validation, never single positions. The trainer's
     split (``TrainConfig.val_fraction``, ``seed``), so a model can be scored later on exactly the

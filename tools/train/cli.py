@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any, Callable, ContextManager, Dict, Optional, Tuple
+from typing import Any, Callable, ContextManager, Dict, Optional, Sequence, Tuple
 
 from .live import LiveDisplay
 
@@ -98,6 +98,9 @@ def _add_supervised(tsub: Any) -> None:
     sl.add_argument("--value-weight", type=float, default=None,
                     help="weight of the value loss (default 1; lower keeps an --init network's "
                          "value head while its policy learns)")
+    sl.add_argument("--repeat", action="append", default=None, metavar="SHARD=K",
+                    help="weigh one --data shard K times in the mix, e.g. runs/ann20/annotated.npz=4 "
+                         "(repeatable; its games stay whole in the validation split)")
     sl.add_argument("--size-share", action="append", default=None, metavar="WxH=F",
                     help="with shards of several board sizes (one network for all): the share of "
                          "the batches from one size, e.g. 20x20=0.3 (repeatable; sizes not named "
@@ -640,10 +643,31 @@ def _run_pack(args: Any) -> int:
     return 0
 
 
+def _repeats(specs: Sequence[str], data: Sequence[str]) -> Dict[str, int]:
+    """``--repeat SHARD=K`` options as {shard: K}; ValueError for a malformed one or a shard not in --data."""
+    out: Dict[str, int] = {}
+    for spec in specs:
+        path, sep, k = spec.rpartition("=")
+        try:
+            if not sep or int(k) < 1:
+                raise ValueError
+            out[path] = int(k)
+        except ValueError:
+            raise ValueError(f"--repeat wants SHARD=K with K >= 1, not {spec!r}") from None
+        if path not in data:
+            raise ValueError(f"--repeat names {path!r}, which is not one of --data")
+    return out
+
+
 def _run_supervised(args: Any) -> int:
     """``gomoku train supervised`` (torch)."""
     from gomoku_ai.training import dataset, trainer
-    sets = trainer.group_by_size([dataset.load_shard(p) for p in args.data])
+    try:
+        times = _repeats(args.repeat or [], args.data)
+    except ValueError as e:
+        sys.stderr.write(f"gomoku train supervised: {e}\n")
+        return 2
+    sets = trainer.group_by_size([dataset.repeat(dataset.load_shard(p), times.get(p, 1)) for p in args.data])
     hc = args.head_channels or max(16, args.channels // 2)
     if args.time_schedule and args.max_seconds is None:
         sys.stderr.write("gomoku train supervised: --time-schedule needs --max-seconds\n")
