@@ -24,16 +24,9 @@ WIN = [(0, 0), (9, 9), (1, 0), (9, 8), (2, 0), (8, 9), (3, 0), (8, 7), (4, 0)]
 FORFEIT = [(7, 7), (8, 8), (6, 6), (5, 5), (9, 9), (4, 4)]
 
 
-def _fake_pick(stones: set, size: int) -> tuple:
-    """The fake engine's move: the first empty point on rings around the centre (its ``pick``)."""
-    c = size // 2
-    for r in range(size):
-        for dy in range(-r, r + 1):
-            for dx in range(-r, r + 1):
-                x, y = c + dx, c + dy
-                if 0 <= x < size and 0 <= y < size and (x, y) not in stones:
-                    return x, y
-    raise AssertionError("full board")
+#: the teacher's moves, in the order it is asked (the fake answers FAKE_MOVES first): empty points of each
+#: position of "ours" (game 0: plies 2, 4, 6, 8; game 1: plies 3, 5)
+TEACHER = [(9, 0), (9, 1), (9, 2), (9, 3), (0, 9), (1, 9)]
 
 
 def _tournament(folder: Path, size: int = 10) -> Path:
@@ -48,6 +41,7 @@ def _tournament(folder: Path, size: int = 10) -> Path:
 @pytest.fixture
 def setup(tmp_path: Path, monkeypatch):
     monkeypatch.delenv("PYTHONUNBUFFERED", raising=False)
+    monkeypatch.setenv("FAKE_MOVES", ";".join(f"{x},{y}" for x, y in TEACHER))
     fake = tmp_path / "fake.py"
     fake.write_text(FAKE)
     src = _tournament(tmp_path / "t")
@@ -77,7 +71,7 @@ def test_annotate_asks_the_teacher_about_the_players_positions_and_packs_them(se
         assert np.array_equal(pos.cells[i], b.cells) and pos.stm[i] == b.side_to_move
         assert pos.last[i] == b.index(*moves[ply - 1])
         # the policy target is the teacher's move, not the game's
-        assert pos.move[i] == b.index(*_fake_pick(set(moves[:ply]), 10))
+        assert pos.move[i] == b.index(*TEACHER[i])
         v = math.tanh((10 * ply - 50) / 100)      # the fake's "Eval 10 * stones - 50", the mover's view
         want = v if result is None else 0.5 * result + 0.5 * v
         assert pos.z[i] == pytest.approx(want, abs=1e-6) and pos.zw[i] == 1.0
@@ -99,7 +93,9 @@ def test_annotate_resumes_without_asking_again(setup, capsys) -> None:
     assert cli_main(argv) == 0
     assert sorted(read_annotations(out / "annotations.jsonl")) == [f"{src}#0", f"{src}#1"]
     again = load_shard(out / "annotated.npz")
-    assert again.move.tolist() == first.move.tolist() and np.allclose(again.z, first.z)
+    # game 0 was kept as it was; game 1 was asked again, by a fresh teacher that starts its script over
+    assert again.move.tolist()[:4] == first.move.tolist()[:4] and np.allclose(again.z, first.z)
+    assert again.move.tolist()[4:] == [y * 10 + x for x, y in TEACHER[:2]]
 
 
 def test_annotate_refuses_a_damaged_annotations_file_and_bad_sources(setup, tmp_path: Path, capsys) -> None:

@@ -107,14 +107,19 @@ def _add_supervised(tsub: Any) -> None:
                          "share the rest by positions)")
 
 
+def _add_teacher_engine(p: Any, nodes_default: str) -> None:
+    """The teacher engine's options, shared by ``teacher`` and ``annotate``."""
+    p.add_argument("--engine", required=True,
+                   help="the teacher's command line, e.g. /opt/rapfi/pbrain-rapfi")
+    p.add_argument("--nodes", type=int, default=None,
+                   help=f"INFO max_node for the teacher (its strength; {nodes_default})")
+    p.add_argument("--tc", default=None, help="time control instead of nodes, e.g. 0/0.2")
+
+
 def _add_teacher(tsub: Any) -> None:
     te = tsub.add_parser("teacher", help="games of an external pbrain engine against itself from "
                          "openings cut out of records (resumable), as training data")
-    te.add_argument("--engine", required=True,
-                    help="the teacher's command line, e.g. /opt/rapfi/pbrain-rapfi")
-    te.add_argument("--nodes", type=int, default=None,
-                    help="INFO max_node for the teacher (its strength; default: its own)")
-    te.add_argument("--tc", default=None, help="time control instead of nodes, e.g. 0/0.2")
+    _add_teacher_engine(te, "default: its own")
     te.add_argument("--records", nargs="+", required=True,
                     help="record files or folders the openings are cut from")
     te.add_argument("--games", type=int, default=1000,
@@ -147,11 +152,7 @@ def _add_teacher(tsub: Any) -> None:
 def _add_annotate(tsub: Any) -> None:
     an = tsub.add_parser("annotate", help="a teacher engine's move and evaluation for the positions of "
                          "finished tournaments (resumable), as training data")
-    an.add_argument("--engine", required=True,
-                    help="the teacher's command line, e.g. /opt/rapfi/pbrain-rapfi")
-    an.add_argument("--nodes", type=int, default=None,
-                    help="INFO max_node for the teacher (its strength)")
-    an.add_argument("--tc", default=None, help="time control instead of nodes, e.g. 0/0.5")
+    _add_teacher_engine(an, "this or --tc is needed")
     an.add_argument("--games", nargs="+", required=True,
                     help="tournament folders, or results files (.jsonl, .jsonl.xz)")
     an.add_argument("--player", default=None,
