@@ -1,0 +1,1 @@
+gomoku train annotate --engine /root/sparring/rapfi/build/pbrain-rapfi --games runs/s26/r100k-20-ft runs/s26/r100k-20-ft-1206 runs/s26/r100k-20-mix-1206 runs/s26/aiwine-20-ft runs/s24/r100k-20-mix runs/s24/aiwine-20-mix runs/s23/r100k-20-5x48 runs/s23/aiwine-20-5x48b --rule freestyle --eval-weight 0.5 --eval-scale 270.0 -j 2 --out runs/s27/ann20 --player ours --nodes 200000
