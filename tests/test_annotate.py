@@ -197,3 +197,20 @@ def test_sigterm_stops_the_run_keeps_finished_games_and_leaves_no_teacher(setup,
     time.sleep(0.2)
     assert _processes_running(f"{fake} late") == []
     assert cli_main(argv) == 0 and len(read_annotations(ann)) == 2
+
+
+def test_max_eval_leaves_out_decided_positions_and_a_rerun_only_repacks(setup, capsys) -> None:
+    argv, src, out = setup
+    assert cli_main(argv) == 0
+    before = (out / "annotations.jsonl").read_text()
+    # the fake's evaluation is 10 * stones - 50: |eval| <= 15 keeps plies 4 and 6 (-10, 10) and 5 (0)
+    assert cli_main(argv + ["--max-eval", "15"]) == 0
+    assert (out / "annotations.jsonl").read_text() == before        # no engine asked again
+    pos = load_shard(out / "annotated.npz")
+    assert sorted(((pos.cells == 1) | (pos.cells == 2)).sum(axis=(1, 2)).tolist()) == [4, 5, 6]
+    g = SourceGame("k", 10, 10, list(WIN), 2, "ours", "opp")
+    mate = {"plies": [2, 4], "moves": [[5, 5], [6, 6]], "evals": ["+M3", "20"]}
+    kept = game_positions(g, mate, 0.5, 100.0, 0, max_eval=1000.0)
+    assert kept is not None and len(kept) == 1 and kept.move[0] == 66     # the mate is left out
+    capsys.readouterr()
+    assert cli_main(argv + ["--max-eval", "0"]) == 2 and "--max-eval" in capsys.readouterr().err

@@ -165,9 +165,10 @@ def read_annotations(path: Path) -> Dict[str, Dict[str, Any]]:
 
 
 def game_positions(g: SourceGame, ann: Dict[str, Any], eval_weight: float, eval_scale: float,
-                   gid: int) -> Optional[dataset.Positions]:
+                   gid: int, max_eval: Optional[float] = None) -> Optional[dataset.Positions]:
     """The annotated positions of one game (None: none usable); a teacher move that is not an empty
-    point of the board is left out."""
+    point of the board is left out, and so is, with ``max_eval``, a position the teacher evaluates
+    beyond it either way (a mate always: a decided game)."""
     want = {int(p): (mv, ev) for p, mv, ev in zip(ann["plies"], ann["moves"], ann["evals"])}
     b = Board(g.width, g.height)
     for x, y in g.moves:
@@ -180,11 +181,11 @@ def game_positions(g: SourceGame, ann: Dict[str, Any], eval_weight: float, eval_
     for i, (x, y) in enumerate(g.moves):
         if i in want:
             (tx, ty), ev = want[i]
+            e = None if ev is None else dataset.parse_eval(f"Eval {ev}")
             ok = 0 <= tx < g.width and 0 <= ty < g.height and b[b.index(tx, ty)] == 0
-            if ok:
+            if ok and not (max_eval is not None and e is not None and abs(e) > max_eval):
                 stm = b.side_to_move
                 res = None if winner is None else (0.0 if winner == 0 else (1.0 if winner == stm else -1.0))
-                e = None if ev is None else dataset.parse_eval(f"Eval {ev}")
                 if e is None and res is None:
                     z, zw = 0.0, 0.0
                 elif e is None:
@@ -204,13 +205,14 @@ def game_positions(g: SourceGame, ann: Dict[str, Any], eval_weight: float, eval_
 
 
 def build_shard(games: Sequence[SourceGame], anns: Dict[str, Dict[str, Any]], eval_weight: float,
-                eval_scale: float) -> Optional[dataset.Positions]:
-    """All annotated positions of ``games`` (one board size), one game id per game; None when none."""
+                eval_scale: float, max_eval: Optional[float] = None) -> Optional[dataset.Positions]:
+    """All annotated positions of ``games`` (one board size), one game id per game, without those
+    evaluated beyond ``max_eval`` (see :func:`game_positions`); None when none."""
     parts = []
     for g in games:
         a = anns.get(g.key)
         if a is not None:
-            p = game_positions(g, a, eval_weight, eval_scale, 0)   # concat numbers the games
+            p = game_positions(g, a, eval_weight, eval_scale, 0, max_eval)   # concat numbers the games
             if p is not None:
                 parts.append(p)
     return dataset.Positions.concat(parts) if parts else None
@@ -345,6 +347,8 @@ def run(args: Any) -> int:
         tc = TimeControl.parse(args.tc) if args.tc else TimeControl()
         if not args.nodes and not args.tc:
             raise AnnotateError("give the teacher's strength: --nodes N or --tc")
+        if args.max_eval is not None and not args.max_eval > 0:
+            raise AnnotateError("--max-eval must be > 0")
         if not 0.0 <= args.eval_weight <= 1.0 or not args.eval_scale > 0:
             raise AnnotateError("need 0 <= --eval-weight <= 1 and --eval-scale > 0")
         games = read_games(args.games, args.size)
@@ -362,6 +366,7 @@ def run(args: Any) -> int:
            "--out", args.out]
     cmd += (["--player", args.player] if args.player else []) + (["--nodes", str(args.nodes)] if args.nodes else [])
     cmd += (["--tc", args.tc] if args.tc else []) + (["--size", str(args.size)] if args.size else [])
+    cmd += ["--max-eval", str(args.max_eval)] if args.max_eval is not None else []
     atomic_write_text(out / "command.sh", " ".join(shlex.quote(a) for a in cmd) + "\n")
     main = threading.current_thread() is threading.main_thread()
     before = signal.signal(signal.SIGTERM, _interrupt) if main else None   # kill -TERM stops it as Ctrl-C
@@ -374,7 +379,8 @@ def run(args: Any) -> int:
     finally:
         if main:
             signal.signal(signal.SIGTERM, before)
-    pos = build_shard(games, read_annotations(out / ANNOTATIONS), args.eval_weight, args.eval_scale)
+    pos = build_shard(games, read_annotations(out / ANNOTATIONS), args.eval_weight, args.eval_scale,
+                      args.max_eval)
     if pos is not None:
         dataset.save_shard(pos, out / SHARD)
     with_eval = 0 if pos is None else int(np.count_nonzero(pos.zw))

@@ -167,6 +167,10 @@ def _add_annotate(tsub: Any) -> None:
                          "from the game's result (default: %(default)s)")
     an.add_argument("--eval-scale", type=float, default=270.0,
                     help="tanh scale of the evaluation, in the teacher's units (default: %(default)s)")
+    an.add_argument("--max-eval", type=float, default=None,
+                    help="leave out of the shard the positions the teacher evaluates beyond this, "
+                         "either way, and its mates (decided games); the answers are all kept, so a "
+                         "rerun with another value only repacks (default: keep all)")
     an.add_argument("-j", "--workers", type=int, default=1,
                     help="teacher processes at a time (default: %(default)s)")
     an.add_argument("--out", required=True,
