@@ -198,14 +198,18 @@ def _mix_evals(pos: Positions, evals: Sequence[Dict[int, float]], weight: float,
     position's ply is its number of stones)."""
     plies = ((pos.cells == 1) | (pos.cells == 2)).sum(axis=(1, 2))
     for i in range(len(pos)):
-        e = evals[int(pos.game[i])].get(int(plies[i]))
-        if e is None:
-            continue
-        v = eval_value(e, scale)
-        if pos.zw[i] > 0:
-            pos.z[i] = (1.0 - weight) * pos.z[i] + weight * v
-        else:
-            pos.z[i], pos.zw[i] = v, 1.0
+        pos.z[i], pos.zw[i] = mixed_value(float(pos.z[i]), float(pos.zw[i]),
+                                          evals[int(pos.game[i])].get(int(plies[i])), weight, scale)
+
+
+def mixed_value(z: float, zw: float, e: Optional[float], weight: float, scale: float) -> Tuple[float, float]:
+    """The value target (z, weight) of a position whose result target is ``z`` (weight ``zw``, 0 when
+    the result is unknown) and whose teacher evaluation is ``e`` (None: none): ``(1 - weight) * z +
+    weight * tanh(e / scale)``, the evaluation alone without a result, the result alone without one."""
+    if e is None:
+        return z, zw
+    v = eval_value(e, scale)
+    return ((1.0 - weight) * z + weight * v, 1.0) if zw > 0 else (v, 1.0)
 
 
 def parse_eval_mate(comment: str) -> Optional[Tuple[float, Optional[int]]]:

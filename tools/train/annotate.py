@@ -169,39 +169,31 @@ def game_positions(g: SourceGame, ann: Dict[str, Any], eval_weight: float, eval_
     """The annotated positions of one game (None: none usable); a teacher move that is not an empty
     point of the board is left out, and so is, with ``max_eval``, a position the teacher evaluates
     beyond it either way (a mate always: a decided game)."""
-    want = {int(p): (mv, ev) for p, mv, ev in zip(ann["plies"], ann["moves"], ann["evals"])}
     b = Board(g.width, g.height)
     for x, y in g.moves:
         if b.push(b.index(x, y)):
             break
-    outcome = b.outcome()
+    outcome = b.outcome()    # the result from the board: a five or a full board, never a forfeit
     winner = None if outcome is None else (0 if outcome.winner is None else int(outcome.winner))
-    b = Board(g.width, g.height)
-    rows: List[Tuple[np.ndarray, int, int, int, float, float]] = []
-    for i, (x, y) in enumerate(g.moves):
-        if i in want:
-            (tx, ty), ev = want[i]
-            e = None if ev is None else dataset.parse_eval(f"Eval {ev}")
-            ok = 0 <= tx < g.width and 0 <= ty < g.height and b[b.index(tx, ty)] == 0
-            if ok and not (max_eval is not None and e is not None and abs(e) > max_eval):
-                stm = b.side_to_move
-                res = None if winner is None else (0.0 if winner == 0 else (1.0 if winner == stm else -1.0))
-                if e is None and res is None:
-                    z, zw = 0.0, 0.0
-                elif e is None:
-                    z, zw = float(res or 0.0), 1.0
-                else:
-                    v = dataset.eval_value(e, eval_scale)
-                    z, zw = (v if res is None else (1.0 - eval_weight) * res + eval_weight * v), 1.0
-                rows.append((b.cells.copy(), stm, b.moves[-1] if b.moves else -1, b.index(tx, ty), z, zw))
-        if b.push(b.index(x, y)):
-            break
+    flat = [y * g.width + x for x, y in g.moves]
+    every = dataset.positions_from_games([(flat, (g.width, g.height), winner)])   # row i: ply i
+    rows, moves, evals = [], [], []
+    for p, (tx, ty), ev in zip(ann["plies"], ann["moves"], ann["evals"]):
+        e = None if ev is None else dataset.parse_eval(f"Eval {ev}")
+        on_board = 0 <= tx < g.width and 0 <= ty < g.height and int(p) < len(every)
+        if on_board and every.cells[int(p), ty, tx] == 0 and not (
+                max_eval is not None and e is not None and abs(e) > max_eval):
+            rows.append(int(p))
+            moves.append(ty * g.width + tx)
+            evals.append(e)
     if not rows:
         return None
-    cells, stm, last, move, z, zw = zip(*rows)
-    return dataset.Positions(np.stack(cells).astype(np.int8), np.array(stm, np.int8),
-                             np.array(last, np.int16), np.array(move, np.int16), np.array(z, np.float32),
-                             np.array(zw, np.float32), np.full(len(rows), gid, np.int32))
+    pos = every.subset(np.array(rows))
+    pos.move = np.array(moves, np.int16)
+    for k, e in enumerate(evals):
+        pos.z[k], pos.zw[k] = dataset.mixed_value(float(pos.z[k]), float(pos.zw[k]), e, eval_weight, eval_scale)
+    pos.game = np.full(len(rows), gid, np.int32)
+    return pos
 
 
 def build_shard(games: Sequence[SourceGame], anns: Dict[str, Dict[str, Any]], eval_weight: float,
@@ -278,10 +270,11 @@ def annotate(games: Sequence[SourceGame], cmd: Sequence[str], out: Path, player:
     ``progress_every_s`` seconds. Returns a summary (games and positions done this run, failures)."""
     path = out / ANNOTATIONS
     done = read_annotations(path)
-    todo: "queue.Queue[SourceGame]" = queue.Queue()
+    todo: "queue.Queue[Tuple[SourceGame, List[int]]]" = queue.Queue()
     for g in games:
-        if g.key not in done and g.plies(player):
-            todo.put(g)
+        plies = g.plies(player) if g.key not in done else []
+        if plies:
+            todo.put((g, plies))
     stats: Dict[str, int] = {"games": 0, "positions": 0, "to_do": todo.qsize()}
     failed: List[str] = []
     lock = threading.Lock()
@@ -296,11 +289,11 @@ def annotate(games: Sequence[SourceGame], cmd: Sequence[str], out: Path, player:
         try:
             while not stop.is_set():
                 try:
-                    g = todo.get_nowait()
+                    g, plies = todo.get_nowait()
                 except queue.Empty:
                     return
                 try:
-                    row = _annotate_game(t, g, g.plies(player))
+                    row = _annotate_game(t, g, plies)
                 except EngineError as e:
                     with lock:
                         failed.append(f"{g.key}: {e}")

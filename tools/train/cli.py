@@ -34,8 +34,8 @@ def add_parser(sub: Any) -> None:
                                     "(supervised or in an AlphaZero loop), export it for the engine, "
                                     "and measure it.")
     tsub = tr.add_subparsers(dest="train_command", required=True)
-    for add in (_add_pack, _add_supervised, _add_teacher, _add_annotate, _add_export, _add_selfplay, _add_gate, _add_loop,
-                _add_curve, _add_accuracy, _add_quantize, _add_plot):
+    for add in (_add_pack, _add_supervised, _add_teacher, _add_annotate, _add_export, _add_selfplay,
+                _add_gate, _add_loop, _add_curve, _add_accuracy, _add_quantize, _add_plot):
         add(tsub)
 
 
@@ -778,16 +778,16 @@ def _run_teacher(args: Any) -> int:
     return tournament_main(targv)
 
 
-#: the subcommands that need no torch, and those that do (checked before they run)
 def _run_annotate(args: Any) -> int:
     """``gomoku train annotate`` (no torch)."""
     from .annotate import run as run_annotate
     return run_annotate(args)
 
 
+#: the subcommands that need no torch, and those that do (checked before they run)
 _TORCH_FREE: Dict[str, Callable[[Any], int]] = {
-    "teacher": _run_teacher, "annotate": _run_annotate, "selfplay": _run_selfplay, "gate": _run_gate, "curve": _run_curve,
-    "plot": _run_plot, "accuracy": _run_accuracy, "quantize": _run_quantize}
+    "teacher": _run_teacher, "annotate": _run_annotate, "selfplay": _run_selfplay, "gate": _run_gate,
+    "curve": _run_curve, "plot": _run_plot, "accuracy": _run_accuracy, "quantize": _run_quantize}
 _WITH_TORCH: Dict[str, Callable[[Any], int]] = {
     "pack": _run_pack, "supervised": _run_supervised, "export": _run_export, "loop": _run_loop}
 
