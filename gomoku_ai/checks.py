@@ -156,6 +156,6 @@ def check_mcts_config(cfg: object) -> None:
     at_least(cfg, 1, "radius", "max_nodes", "check_every", "offload_batch")
     non_negative(cfg, "dirichlet_alpha")
     non_negative(cfg, "leaf_vcf_nodes", allow_none=True)    # None: leaf_vcf_budget's default
-    non_negative(cfg, "tree_vct_visits")
+    non_negative(cfg, "tree_vct_visits", "eval_cache")
     at_least(cfg, 1, "tree_vct_nodes", "tree_vct_depth")
     fraction(cfg, "noise_fraction")

@@ -44,6 +44,9 @@ class Evaluator:
 
     name = "evaluator"
     batch_size = 1
+    #: True when :meth:`evaluate` gives a position the same output every time and costs far more
+    #: than a dictionary look-up, so that the search may keep its outputs (MCTSConfig.eval_cache)
+    cacheable = False
 
     def prepare(self, board: Board) -> Any:
         """Capture what :meth:`evaluate` needs from ``board`` (at the leaf). Must not keep ``board``."""
@@ -208,6 +211,7 @@ class NetworkEvaluator(Evaluator):
     """A policy/value network loaded by :func:`gomoku_ai.net.load_model` (onnxruntime or numpy)."""
 
     name = "network"
+    cacheable = True
 
     def __init__(self, network: PolicyValueNetwork, batch_size: int = 8) -> None:
         from .net.encoding import encode  # local: the uniform/rollout players never need it

@@ -20,7 +20,7 @@ import numpy as np
 from . import checks, movegen, tactics, vct
 from .board import Board
 from .evaluator import Evaluator, HeuristicEvaluator
-from .mcts import MCTS, NODE_BYTES, MCTSConfig, SearchStats, with_overrides
+from .mcts import MCTS, NODE_BYTES, MCTSConfig, SearchStats, eval_cache_bytes, with_overrides
 from .rules import opponent
 
 if TYPE_CHECKING:
@@ -205,6 +205,7 @@ class Player:
             # A/B switch: search every move after an open three
             self.config = dataclasses.replace(self.config, three_replies=False)
         self.mcts = MCTS(self.evaluator, self.config, seed=seed)
+        self._eval_cache_entries = self.config.eval_cache   # as configured (plan_memory lowers it)
         # the network in a second process (thread_num >= 2); never restarted once it failed
         self._worker: Optional["EvalWorker"] = None
         # A/B switch: PYGOMOKU_WORKER=0 keeps the search on one core whatever thread_num says
@@ -291,14 +292,15 @@ class Player:
         self.mcts.reset()
         self._time_bank_ms = 0.0
 
-    def _max_nodes(self) -> int:
-        if self.memory_limit_bytes is None:
-            return self.config.max_nodes
-        budget = self.memory_limit_bytes - BASELINE_BYTES
-        if self._worker is not None and self._worker.alive:
-            from .net.evalworker import WORKER_BYTES
-            budget -= WORKER_BYTES
-        return max(MIN_TREE_NODES, min(self.config.max_nodes * 50, budget // NODE_BYTES))
+    def _plan_memory(self, n_squares: int) -> None:
+        """The search's node cap and cache size (:func:`plan_memory`) for a board of ``n_squares``."""
+        budget = None
+        if self.memory_limit_bytes is not None:
+            budget = self.memory_limit_bytes - BASELINE_BYTES
+            if self._worker is not None and self._worker.alive:
+                from .net.evalworker import WORKER_BYTES
+                budget -= WORKER_BYTES
+        plan_memory(self.mcts.cfg, budget, self._eval_cache_entries, n_squares)
 
     def think(self, board: Board, limit: Limit, stop: Optional[threading.Event] = None,
               on_info: Optional[InfoCallback] = None) -> SearchInfo:
@@ -345,7 +347,7 @@ class Player:
             return done(SearchInfo(move=move, pv=[move], source=Source.STATIC))
 
         self._sync_offload()
-        self.mcts.cfg.max_nodes = self._max_nodes()
+        self._plan_memory(board.size)
         if not self.reuse_tree or (restrict is not None and not self.restrict_reuse):
             self.mcts.reset()
         check = threatened and self.use_vct and self.vct_filter
@@ -585,6 +587,19 @@ BASELINE_BYTES = 180 * 1024 * 1024  # VmPeak of the brain with onnxruntime and a
 FLAGS = ("PYGOMOKU_VCT", "PYGOMOKU_VCT_FILTER", "PYGOMOKU_VCT_REPLAY", "PYGOMOKU_VCT_HINTS",
          "PYGOMOKU_RESTRICT_REUSE", "PYGOMOKU_THREE_REPLIES", "PYGOMOKU_TIME_MANAGE", "PYGOMOKU_WORKER",
          "PYGOMOKU_NATIVE", "PYGOMOKU_VCT_NATIVE")
+
+
+def plan_memory(cfg: MCTSConfig, budget: Optional[int], cache_entries: int, n_squares: int) -> None:
+    """Set ``cfg``'s evaluation-cache size and node cap for a board of ``n_squares`` squares within
+    ``budget`` bytes (None: no limit, the cache gets ``cache_entries``, its configured size): the
+    cache (:func:`gomoku_ai.mcts.eval_cache_bytes`) gets at most a quarter, the tree the rest."""
+    if budget is None:
+        cfg.eval_cache = cache_entries
+        return
+    per_entry = eval_cache_bytes(dataclasses.replace(cfg, eval_cache=1), n_squares)
+    cfg.eval_cache = min(cache_entries, max(0, budget // 4) // per_entry)
+    budget -= eval_cache_bytes(cfg, n_squares)
+    cfg.max_nodes = max(MIN_TREE_NODES, min(cfg.max_nodes * 50, budget // NODE_BYTES))
 
 
 def check_switches() -> None:

@@ -14,7 +14,7 @@ import pytest
 
 from gomoku_ai.board import Board
 from gomoku_ai.evaluator import NetworkEvaluator, OffloadError
-from gomoku_ai.mcts import MCTS, MCTSConfig
+from gomoku_ai.mcts import MCTS, MCTSConfig, eval_cache_bytes
 from gomoku_ai.net.evalworker import WORKER_BYTES, EvalWorker, WorkerState
 from gomoku_ai.player import BASELINE_BYTES, Limit, Player
 from gomoku_ai.shipped import load_evaluator, load_player
@@ -176,7 +176,10 @@ def test_max_memory_too_small_for_two_processes_keeps_one(evaluator) -> None:
     # the tree's cap leaves the worker's share of a limit that allows it
     p.memory_limit_bytes = BASELINE_BYTES + WORKER_BYTES + 100 * 2**20
     p.think(position(), Limit(soft_ms=50, hard_ms=200))
-    assert p.mcts.cfg.max_nodes == 100 * 2**20 // 4000
+    # (and the evaluation cache's, which keeps its configured size here)
+    assert p.mcts.cfg.eval_cache == MCTSConfig().eval_cache
+    cache = eval_cache_bytes(p.mcts.cfg, position().size)
+    assert p.mcts.cfg.max_nodes == (100 * 2**20 - cache) // 4000
     p.memory_limit_bytes = 350 * 2**20          # lowered later: the worker is stopped
     p.think(position(), Limit(soft_ms=50, hard_ms=200))
     assert p.worker is None and p.mcts.offload is None

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections import Counter
 from typing import Any, Sequence, Tuple
 
 import numpy as np
@@ -10,7 +11,9 @@ import pytest
 
 from gomoku_ai.board import Board
 from gomoku_ai.evaluator import Evaluator, HeuristicEvaluator, RolloutEvaluator, UniformEvaluator
-from gomoku_ai.mcts import LOSS_Q, MCTS, MCTSConfig, Node, StopReason, select_child
+from gomoku_ai.mcts import (LOSS_Q, MCTS, EvalCache, MCTSConfig, Node, StopReason, eval_cache_bytes,
+                            eval_key, select_child)
+from gomoku_ai.player import Limit
 from gomoku_ai.rules import Rule
 
 
@@ -750,3 +753,117 @@ def test_leaf_vcf_table_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     # one VCF search stores at most one entry per attacker node past the limit
     bound = 50 + mcts_mod.LEAF_VCF_NODES_PYTHON
     assert unbounded > bound and 0 < len(m.tree.vcf_tt) <= bound
+
+
+# ------------------------------------------------------------------ the evaluation cache
+class CountingHeuristic(HeuristicEvaluator):
+    """The heuristic evaluator (deterministic), declared cacheable, counting the positions it is
+    asked to evaluate by their cache key."""
+    cacheable = True
+
+    def __init__(self, batch_size: int = 1) -> None:
+        super().__init__()
+        self.batch_size = batch_size
+        self.asked: Counter = Counter()
+
+    def prepare(self, board: Board) -> Any:
+        self.asked[eval_key(board)] += 1
+        return super().prepare(board)
+
+
+def _middle_game(size: int = 15) -> Board:
+    b = Board(size)
+    c = size // 2
+    for dx, dy in ((0, 0), (1, 1), (-1, 1), (1, -1), (1, 0), (0, 2)):
+        b.play((c + dy) * size + c + dx)
+    return b
+
+
+def test_eval_cache_keeps_the_most_recently_used_copies() -> None:
+    cache = EvalCache(2)
+    a, b, c = (1, 0), (2, 0), (3, 0)
+    logits = np.arange(4, dtype=np.float32)
+    cache.put(a, logits, 0.5)
+    logits[0] = 99.0                       # the cache holds a copy
+    cache.put(b, np.zeros(4, np.float32), -0.25)
+    assert cache.get(a)[0][0] == 0.0 and cache.get(a)[1] == 0.5
+    cache.put(c, np.ones(4, np.float32), 0.0)   # b, the least recently used, goes
+    assert cache.get(b) is None and cache.get(a) is not None and cache.get(c) is not None
+    assert len(cache) == 2
+    off = EvalCache(0)
+    off.put(a, logits, 0.0)
+    assert len(off) == 0 and off.get(a) is None
+
+
+def test_a_cached_search_builds_the_same_tree_with_fewer_evaluations() -> None:
+    """One leaf at a time, a cache hit expands a leaf exactly as its evaluation would: the same
+    visits everywhere, over two searches with the tree reused in between; no position is asked
+    twice, and every simulation is an evaluation, a cache hit or a proven/terminal leaf."""
+    trees = []
+    for cache in (0, 4096):
+        ev = CountingHeuristic()
+        mcts = MCTS(ev, MCTSConfig(eval_cache=cache, leaf_vcf_nodes=0))
+        b = _middle_game()
+        st1 = mcts.search(b, visits=700)
+        for mv in (mcts.best_move(), b.parse("e5")):
+            b.play(mv)
+        st2 = mcts.search(b, visits=1400)
+        trees.append((mcts, ev, st1, st2))
+    (plain, ev0, a1, a2), (cached, ev1, c1, c2) = trees
+    assert a1.cache_hits == a2.cache_hits == 0
+    assert c1.cache_hits + c2.cache_hits > 0
+    assert c1.evaluations + c2.evaluations == sum(ev1.asked.values())
+    assert max(ev1.asked.values()) == 1, "a cached position was evaluated again"
+    assert max(ev0.asked.values()) > 1          # without the cache some are
+    assert sum(ev1.asked.values()) < sum(ev0.asked.values())
+    assert c1.evaluations + c1.cache_hits <= c1.simulations
+
+    def visits(node: Node) -> list:
+        out = [node.N.tolist() if node.expanded else None]
+        for ch in (node.children if node.expanded else []):
+            if ch is not None:
+                out.extend(visits(ch))
+        return out
+    assert visits(plain.root) == visits(cached.root)
+    assert _check_tree(cached.root) == cached.n_nodes
+
+
+def test_cache_hits_within_batches_revert_their_virtual_loss() -> None:
+    mcts = MCTS(CountingHeuristic(batch_size=8), MCTSConfig(eval_cache=4096))
+    b = _middle_game()
+    st = mcts.search(b, visits=1500)
+    assert st.cache_hits > 0
+    assert _check_tree(mcts.root) == mcts.n_nodes
+
+
+def test_evaluators_not_declared_cacheable_are_always_asked() -> None:
+    mcts = MCTS(HeuristicEvaluator(), MCTSConfig(eval_cache=4096))
+    st = mcts.search(_middle_game(), visits=800)
+    assert st.cache_hits == 0 and len(mcts.tree.eval_cache) == 0
+
+
+def test_the_cache_starts_again_on_another_board_size() -> None:
+    ev = CountingHeuristic()
+    mcts = MCTS(ev, MCTSConfig(eval_cache=100_000))
+    mcts.search(_middle_game(15), visits=300)
+    assert len(mcts.tree.eval_cache) > 0
+    ev.asked.clear()
+    mcts.search(_middle_game(20), visits=300)
+    # only the 20x20 positions are kept: the 15x15 ones were dropped with the board
+    assert len(mcts.tree.eval_cache) == len(ev.asked)
+
+
+def test_the_player_fits_the_cache_into_its_memory_limit() -> None:
+    from gomoku_ai.player import BASELINE_BYTES, Player
+    p = Player(CountingHeuristic(), config=MCTSConfig(eval_cache=4096))
+    b = _middle_game(20)
+    p.think(b, Limit(visits=50))
+    assert p.mcts.cfg.eval_cache == 4096
+    per_entry = eval_cache_bytes(MCTSConfig(eval_cache=1), b.size)
+    p.memory_limit_bytes = BASELINE_BYTES + 40 * per_entry
+    p.think(b, Limit(visits=50))
+    assert p.mcts.cfg.eval_cache == 10            # a quarter of what is left
+    assert len(p.mcts.tree.eval_cache) <= 10      # dropped at once, not at the next put
+    p.memory_limit_bytes = None
+    p.think(b, Limit(visits=50))
+    assert p.mcts.cfg.eval_cache == 4096

@@ -142,7 +142,7 @@ def bench_search(evaluator_name: str, visits: int, model: str | None = None,
                 raise ValueError(f"bench_search({evaluator_name!r}) needs a network or a model path")
             network = load_model(model)
         ev = NetworkEvaluator(network, batch_size=batch)
-    sims = evals = 0
+    sims = evals = hits = 0
     total_s = eval_s = 0.0
     sig = hashlib.sha256()
     for rule, line in BENCH_POSITIONS:
@@ -153,6 +153,7 @@ def bench_search(evaluator_name: str, visits: int, model: str | None = None,
         st = m.search(b, visits=visits)
         sims += st.simulations
         evals += st.evaluations
+        hits += st.cache_hits
         total_s += st.elapsed_s
         eval_s += st.eval_s
         sig.update(f"{st.simulations},{st.new_nodes},{st.max_depth},{m.best_move()};".encode())
@@ -162,6 +163,7 @@ def bench_search(evaluator_name: str, visits: int, model: str | None = None,
         **({"mcts_overrides": overrides} if overrides.strip() else {}),
         "simulations": sims, "simulations_per_s": round(sims / total_s, 1),
         "evaluations_per_s_inside_search": round(evals / eval_s, 1) if eval_s > 0 else None,
+        "evaluations": evals, "cache_hits": hits,
         "us_per_simulation_outside_evaluator": round(outside * 1e6, 1),
         "signature": sig.hexdigest()[:16],
     }
