@@ -31,7 +31,7 @@ from typing import Dict, List, Tuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from results_io import read_text, results_path  # noqa: E402
+from results_io import read_results, results_path  # noqa: E402
 
 
 def scores(folder: Path, player: str) -> Dict[int, Tuple[int, float]]:
@@ -39,18 +39,15 @@ def scores(folder: Path, player: str) -> Dict[int, Tuple[int, float]]:
     results or a player who is in none of its games, naming the folder."""
     path = results_path(folder)
     out: Dict[int, Tuple[int, float]] = {}
-    for n, line in enumerate(read_text(path).splitlines(), 1):
-        if not line.strip():
-            continue
+    for n, r in enumerate(read_results(folder), 1):
         try:
-            r = json.loads(line)
             colour = "black" if r["black"] == player else "white" if r["white"] == player else None
             if colour is None:
                 continue
             s = 0.5 if r["winner"] in (None, "draw") else 1.0 if r["winner"] == colour else 0.0
             out[int(r["game"])] = (int(r["pair"]), s)
         except (ValueError, KeyError, TypeError) as e:
-            raise SystemExit(f"{path}, line {n}: not a game result ({e})")
+            raise SystemExit(f"{path}, game row {n}: not a game result ({e})")
     if not out:
         raise SystemExit(f"{path}: no game of {player!r}")
     return out

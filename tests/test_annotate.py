@@ -121,7 +121,7 @@ def test_annotate_refuses_a_damaged_annotations_file_and_bad_sources(setup, tmp_
     (other / "results.jsonl").write_text('{"game": 0}\n')
     one = argv[:argv.index("--games") + 1] + [str(other)] + argv[argv.index("--games") + 2:]
     one[one.index("--out") + 1] = str(tmp_path / "o4")
-    assert cli_main(one) == 2 and "line 1: not a game result" in capsys.readouterr().err
+    assert cli_main(one) == 2 and "game row 1: not a game result" in capsys.readouterr().err
     no_teacher = [a for a in argv if a not in ("--nodes", "1000")]
     assert cli_main(no_teacher) == 2 and "--nodes N or --tc" in capsys.readouterr().err
 

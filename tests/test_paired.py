@@ -66,7 +66,7 @@ def test_bad_folders_are_refused_with_their_name(tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match="no results.jsonl"):
         paired.scores(tmp_path, "A")
     (tmp_path / "results.jsonl").write_text('{"game": 0}\n')
-    with pytest.raises(SystemExit, match="line 1: not a game result"):
+    with pytest.raises(SystemExit, match="game row 1: not a game result"):
         paired.scores(tmp_path, "A")
     _run(tmp_path / "c", "A", ["black"])
     with pytest.raises(SystemExit, match="no game of 'Z'"):

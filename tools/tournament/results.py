@@ -15,8 +15,10 @@ point estimate, and no Bradley-Terry rating for a player with such a record.
 from __future__ import annotations
 
 import json
+import lzma
 import math
 import os
+from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -28,6 +30,35 @@ from gomoku_ai.rules import Termination
 FAILURES = tuple(t.value for t in (Termination.TIME, Termination.CRASH, Termination.PROTOCOL, Termination.ILLEGAL,
                                    Termination.FORBIDDEN))
 _SCORE = {"1-0": (1.0, 0.0), "0-1": (0.0, 1.0), "1/2-1/2": (0.5, 0.5)}
+
+
+class ResultsFormatError(ValueError):
+    """A results file that cannot be read as game rows; the message names the file (and line)."""
+
+
+def read_rows(path: "str | os.PathLike[str]") -> List[Dict[str, Any]]:
+    """Every game row of a finished results file, in file order, for analysis (not resuming: see
+    :class:`ResultsFile`): plain ``results.jsonl`` or xz-compressed when its name ends in ``.xz``.
+    Blank lines are skipped; a missing or undecodable file, or a line that is not a JSON object, is a
+    :class:`ResultsFormatError` naming the file and line."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+        text = (lzma.decompress(raw) if p.suffix == ".xz" else raw).decode("utf-8")
+    except (OSError, lzma.LZMAError, UnicodeDecodeError) as e:
+        raise ResultsFormatError(f"{p}: not a readable results file ({e})") from None
+    rows = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError as e:
+            raise ResultsFormatError(f"{p}, line {n}: not a game result ({e})") from None
+        if not isinstance(row, dict):
+            raise ResultsFormatError(f"{p}, line {n}: not a game result (not an object)")
+        rows.append(row)
+    return rows
 
 
 class ResultsFile:

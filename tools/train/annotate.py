@@ -25,7 +25,6 @@ tournament folders (``results.jsonl``, board size from ``tournament.json``) or r
 from __future__ import annotations
 
 import json
-import lzma
 import os
 import queue
 import shlex
@@ -45,6 +44,7 @@ from gomoku_ai.match import TimeControl
 from gomoku_ai.rules import Rule, rule_to_gomocup
 from gomoku_ai.training import dataset
 from protocol.manager import EngineClient, EngineError, EngineState
+from tools.tournament.results import ResultsFormatError, read_rows
 
 ANNOTATIONS = "annotations.jsonl"
 SHARD = "annotated.npz"
@@ -95,21 +95,12 @@ def _source_rows(src: Path) -> Tuple[List[Dict[str, Any]], Optional[Tuple[int, i
             except (OSError, ValueError, KeyError, TypeError) as e:
                 raise AnnotateError(f"{conf}: not a tournament configuration ({e})") from None
     try:
-        raw = path.read_bytes()
-        text = (lzma.decompress(raw) if path.suffix == ".xz" else raw).decode("utf-8")
-    except (OSError, lzma.LZMAError, UnicodeDecodeError) as e:
-        raise AnnotateError(f"{path}: not a readable results file ({e})") from None
-    rows = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            if not isinstance(row, dict) or not isinstance(row["moves"], list):
-                raise ValueError("not a game row")
-        except (ValueError, KeyError) as e:
-            raise AnnotateError(f"{path}, line {n}: not a game result ({e})") from None
-        rows.append(row)
+        rows = read_rows(path)
+    except ResultsFormatError as e:
+        raise AnnotateError(str(e)) from None
+    for n, row in enumerate(rows, 1):
+        if not isinstance(row.get("moves"), list):
+            raise AnnotateError(f"{path}, game row {n}: not a game result (no moves list)")
     return rows, size
 
 
