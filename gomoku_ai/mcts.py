@@ -229,10 +229,12 @@ class MCTSConfig:
     eval_cache: int = 4096            # the network's outputs of this many recently evaluated
                                       # positions are kept (EvalCache; 0: off), so that a position
                                       # reached again (a transposition, or a branch of the last
-                                      # move's tree) is not evaluated twice: 11.8 % of a 20x20
-                                      # game's evaluations at 1,000 visits a move, 11.4 % within
-                                      # the last 1,000 (benchmarks/results/s28). Only for evaluators
-                                      # that say they are deterministic (Evaluator.cacheable)
+                                      # move's tree) is not evaluated twice: 11 % fewer evaluations
+                                      # on our side of four 20x20 match games at 1,000 visits a
+                                      # move, and nearly all of those hits within the last 1,000
+                                      # positions (benchmarks/bench_eval_cache.py, results/s28).
+                                      # Only for evaluators that say they are deterministic and
+                                      # costly (Evaluator.cacheable)
 
     def __post_init__(self) -> None:
         checks.check_mcts_config(self)   # ConfigError (a ValueError) naming the field
