@@ -1,7 +1,7 @@
 """Run ``engine.py`` as a manager would and print JSON: start-up to first move, move latency, and
 the process's peak virtual (VmPeak) and resident (VmHWM) memory over a game.
 
-    .venv/bin/python benchmarks/bench_brain.py --moves 100 --turn-ms 1000
+    .venv/bin/python benchmarks/bench_brain.py --moves 100 --turn-ms 1000 [--size 20]
 
 The brain plays one side; the other side's moves come from a quick in-process heuristic player, so
 the game is realistic. PYTHONUNBUFFERED is removed from the brain's environment (as in the tests).
@@ -41,7 +41,9 @@ def main() -> int:
                     help="keep starting new games (START again) until the brain made this many moves")
     ap.add_argument("--turn-ms", type=int, default=1000)
     ap.add_argument("--cmd", default=None, help="engine command (default: python engine.py)")
+    ap.add_argument("--size", type=int, default=15, help="board size (default: %(default)s)")
     args = ap.parse_args()
+    size, c = args.size, args.size // 2
 
     from gomoku_ai.board import Board
     from gomoku_ai.evaluator import HeuristicEvaluator
@@ -68,17 +70,17 @@ def main() -> int:
             return line
 
     # GomocupJudge style: START, INFO and BOARD written at once without waiting
-    send("START 15")
+    send(f"START {size}")
     for k, v in (("timeout_turn", args.turn_ms), ("timeout_match", 0), ("max_memory", 367001600),
                  ("game_type", 1), ("rule", 0), ("time_left", 2147483647)):
         send(f"INFO {k} {v}")
     send("BOARD")
-    send("7,7,2")
+    send(f"{c},{c},2")
     send("DONE")
     first = read_move()
     startup_ms = (time.perf_counter() - t0) * 1000.0
-    board = Board(15)
-    board.play(board.parse("7,7"))
+    board = Board(size)
+    board.play(board.parse(f"{c},{c}"))
     board.play(board.parse(first))
     opp = Player(HeuristicEvaluator(), use_vcf=True)
     lat, peak, games = [], {}, 1
@@ -100,10 +102,10 @@ def main() -> int:
         if len(lat) >= args.brain_moves:
             break
         # a new game in the same process, as c-gomoku-cli does: START, then the brain opens
-        send("START 15")
+        send(f"START {size}")
         read_move_or_ok = p.stdout.readline().decode().strip()
         assert read_move_or_ok == "OK", read_move_or_ok
-        board = Board(15)
+        board = Board(size)
         send("BEGIN")
         board.play(board.parse(read_move()))
         games += 1
@@ -111,7 +113,7 @@ def main() -> int:
     p.wait(timeout=5)
     stderr = p.stderr.read().decode()
     print(json.dumps({
-        "startup_to_first_move_ms": round(startup_ms, 1), "turn_ms": args.turn_ms,
+        "startup_to_first_move_ms": round(startup_ms, 1), "turn_ms": args.turn_ms, "size": size,
         "games": games, "brain_moves": len(lat),
         "latency_ms_max": round(max(lat), 1) if lat else None,
         "latency_ms_median": round(statistics.median(lat), 1) if lat else None,
