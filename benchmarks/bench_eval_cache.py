@@ -8,7 +8,8 @@ Prints one JSON object: evaluations, cache hits and simulations per second of ea
 
 The whole player runs (root tactics included) with a visit limit, so the two arms search the same
 positions; the root tactics' own time is in the rate but not in the evaluation counts. Run it on an
-idle core: the rates mean nothing beside other work.
+idle core: the rates mean nothing beside other work. The games are the folder's first ``--games``
+rows of ``results.jsonl`` that ``--player`` played, searched after their opening.
 """
 from __future__ import annotations
 
@@ -17,32 +18,24 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gomoku_ai.board import Board  # noqa: E402
 from gomoku_ai.mcts import MCTSConfig, SearchStats  # noqa: E402
 from gomoku_ai.player import Limit, Player  # noqa: E402
-from gomoku_ai.records import GameRecord, load_games  # noqa: E402
+from gomoku_ai.rules import Rule  # noqa: E402
 from gomoku_ai.shipped import load_evaluator  # noqa: E402
+from tools.tournament.results import read_rows  # noqa: E402
 
 
-def our_colour(rec: GameRecord, player: str) -> int:
-    """0 when ``player`` had Black in ``rec``, 1 when White; ValueError when it played neither."""
-    if rec.black == player:
-        return 0
-    if rec.white == player:
-        return 1
-    raise ValueError(f"{rec.source}: {player!r} played neither colour ({rec.black} / {rec.white})")
-
-
-def replay(games: List[GameRecord], player: str, model: str, visits: int, cache: int,
-           opening_plies: int) -> Dict[str, Any]:
-    """Replay ``games``, searching every position ``player`` was to move in after the first
-    ``opening_plies`` plies, with a cache of ``cache`` entries; the MCTS counters summed over
-    the searches."""
-    ev = load_evaluator(model, width=games[0].width, height=games[0].height)
+def replay(games: List[Dict[str, Any]], size: Tuple[int, int], rule: Rule, player: str, model: str,
+           visits: int, cache: int) -> Dict[str, Any]:
+    """Replay ``games`` (results.jsonl rows of a ``size`` = (width, height) board), searching every
+    position ``player`` was to move in after the opening, with a cache of ``cache`` entries; the
+    MCTS counters summed over the searches."""
+    ev = load_evaluator(model, rule, width=size[0], height=size[1])
     p = Player(ev, config=MCTSConfig(eval_cache=cache), seed=0)
     total = SearchStats()
     search = p.mcts.search
@@ -55,12 +48,12 @@ def replay(games: List[GameRecord], player: str, model: str, visits: int, cache:
     p.mcts.search = counted       # type: ignore[method-assign]
     moves = 0
     t = time.perf_counter()
-    for rec in games:
-        side = our_colour(rec, player)
-        b = Board(rec.width, rec.height, rule=rec.rule)
+    for row in games:
+        side = 0 if row["black"] == player else 1
+        b = Board(size[0], size[1], rule=rule)
         p.new_game()
-        for ply, (x, y) in enumerate(rec.moves):
-            if ply >= opening_plies and ply % 2 == side and b.winner is None:
+        for ply, (x, y) in enumerate(row["moves"]):
+            if ply >= row["opening_plies"] and ply % 2 == side and b.winner is None:
                 p.think(b.copy(), Limit(visits=visits))
                 moves += 1
             b.play(b.index(x, y))
@@ -74,7 +67,7 @@ def replay(games: List[GameRecord], player: str, model: str, visits: int, cache:
 
 def main(argv: List[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("folder", type=Path, help="a tournament folder (its games/ SGF files)")
+    ap.add_argument("folder", type=Path, help="a tournament folder (tournament.json, results.jsonl)")
     ap.add_argument("--player", required=True, help="whose positions to search (a player name)")
     ap.add_argument("--games", type=int, default=4, help="games to replay (default: %(default)s)")
     ap.add_argument("--visits", type=int, default=1000,
@@ -82,11 +75,14 @@ def main(argv: List[str]) -> int:
     ap.add_argument("--model", default="models/freestyle20-5x48-ft.json",
                     help="the network (default: %(default)s)")
     ap.add_argument("--sizes", default="4096,0", help="cache sizes to compare (default: %(default)s)")
-    ap.add_argument("--opening-plies", type=int, default=3,
-                    help="plies of the opening not searched (default: %(default)s)")
     args = ap.parse_args(argv)
-    games = list(load_games(args.folder / "games"))[:args.games]
-    arms = [replay(games, args.player, args.model, args.visits, int(c), args.opening_plies)
+    conf = json.loads((args.folder / "tournament.json").read_text(encoding="utf-8"))
+    size, rule = (int(conf["width"]), int(conf["height"])), Rule.parse(str(conf.get("rule", "freestyle")))
+    games = [r for r in read_rows(args.folder / "results.jsonl")
+             if args.player in (r["black"], r["white"])][:args.games]
+    if not games:
+        raise SystemExit(f"{args.folder}: no game of {args.player!r}")
+    arms = [replay(games, size, rule, args.player, args.model, args.visits, int(c))
             for c in args.sizes.split(",")]
     print(json.dumps({"folder": str(args.folder), "games": len(games), "visits": args.visits,
                       "model": args.model, "arms": arms}, indent=1))
