@@ -349,10 +349,10 @@ def eval_key(board: Board) -> Tuple[int, int]:
     return board.hash, (board.moves[-1] if board.moves else -1)
 
 
-def eval_cache_bytes(cfg: MCTSConfig, n_squares: int) -> int:
-    """The most memory (bytes) the evaluation cache of ``cfg`` holds on a board of ``n_squares``
-    squares: float32 logits and about 200 bytes of bookkeeping per entry."""
-    return cfg.eval_cache * (4 * n_squares + 200)
+def eval_cache_bytes(entries: int, n_squares: int) -> int:
+    """The most memory (bytes) an evaluation cache of ``entries`` entries holds on a board of
+    ``n_squares`` squares: float32 logits and about 200 bytes of bookkeeping per entry."""
+    return entries * (4 * n_squares + 200)
 
 
 # ============================================================================ the node store
@@ -1032,7 +1032,7 @@ class MCTS:
         pending: List[_Leaf] = []
         vl = tree.cfg.virtual_loss
         fpu = tree.cfg.fpu_reduction
-        cache = tree.eval_cache if tree.cfg.eval_cache > 0 and self.evaluator.cacheable else None
+        cache = self._cache()
         for _ in range(want):
             path, leaf, value = _descend(tree, board, stats)
             if leaf is not None and value is None:
@@ -1063,13 +1063,19 @@ class MCTS:
         stats.evaluations += len(pending)
         stats.batches += 1
         tree = self.tree
-        cache = tree.eval_cache if tree.cfg.eval_cache > 0 and self.evaluator.cacheable else None
+        cache = self._cache()
         for k, (path, leaf, _, key) in enumerate(pending):
             v = float(values[k])
             if cache is not None:
                 cache.put(key, logits[k], v)
             self._expand_backup(path, leaf, logits[k], v)
             stats.simulations += 1
+
+    def _cache(self) -> Optional[EvalCache]:
+        """The tree's evaluation cache when this search uses one (MCTSConfig.eval_cache > 0 and a
+        cacheable evaluator), else None."""
+        tree = self.tree
+        return tree.eval_cache if tree.cfg.eval_cache > 0 and self.evaluator.cacheable else None
 
     def _expand_backup(self, path: _Path, leaf: Node, logits: np.ndarray, value: float) -> None:
         """Expand ``leaf`` (its candidates already set) with the evaluator's ``logits`` and

@@ -596,9 +596,8 @@ def plan_memory(cfg: MCTSConfig, budget: Optional[int], cache_entries: int, n_sq
     if budget is None:
         cfg.eval_cache = cache_entries
         return
-    per_entry = eval_cache_bytes(dataclasses.replace(cfg, eval_cache=1), n_squares)
-    cfg.eval_cache = min(cache_entries, max(0, budget // 4) // per_entry)
-    budget -= eval_cache_bytes(cfg, n_squares)
+    cfg.eval_cache = min(cache_entries, max(0, budget // 4) // eval_cache_bytes(1, n_squares))
+    budget -= eval_cache_bytes(cfg.eval_cache, n_squares)
     cfg.max_nodes = max(MIN_TREE_NODES, min(cfg.max_nodes * 50, budget // NODE_BYTES))
 
 

@@ -178,7 +178,7 @@ def test_max_memory_too_small_for_two_processes_keeps_one(evaluator) -> None:
     p.think(position(), Limit(soft_ms=50, hard_ms=200))
     # (and the evaluation cache's, which keeps its configured size here)
     assert p.mcts.cfg.eval_cache == MCTSConfig().eval_cache
-    cache = eval_cache_bytes(p.mcts.cfg, position().size)
+    cache = eval_cache_bytes(p.mcts.cfg.eval_cache, position().size)
     assert p.mcts.cfg.max_nodes == (100 * 2**20 - cache) // 4000
     p.memory_limit_bytes = 350 * 2**20          # lowered later: the worker is stopped
     p.think(position(), Limit(soft_ms=50, hard_ms=200))

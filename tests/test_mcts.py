@@ -859,7 +859,7 @@ def test_the_player_fits_the_cache_into_its_memory_limit() -> None:
     b = _middle_game(20)
     p.think(b, Limit(visits=50))
     assert p.mcts.cfg.eval_cache == 4096
-    per_entry = eval_cache_bytes(MCTSConfig(eval_cache=1), b.size)
+    per_entry = eval_cache_bytes(1, b.size)
     p.memory_limit_bytes = BASELINE_BYTES + 40 * per_entry
     p.think(b, Limit(visits=50))
     assert p.mcts.cfg.eval_cache == 10            # a quarter of what is left
