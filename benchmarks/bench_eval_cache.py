@@ -27,6 +27,7 @@ from gomoku_ai.mcts import MCTSConfig, SearchStats  # noqa: E402
 from gomoku_ai.player import Limit, Player  # noqa: E402
 from gomoku_ai.rules import Rule  # noqa: E402
 from gomoku_ai.shipped import load_evaluator  # noqa: E402
+from tools.tournament.config import read_config  # noqa: E402
 from tools.tournament.results import read_rows  # noqa: E402
 
 
@@ -76,7 +77,7 @@ def main(argv: List[str]) -> int:
                     help="the network (default: %(default)s)")
     ap.add_argument("--sizes", default="4096,0", help="cache sizes to compare (default: %(default)s)")
     args = ap.parse_args(argv)
-    conf = json.loads((args.folder / "tournament.json").read_text(encoding="utf-8"))
+    conf = read_config(args.folder)
     size, rule = (int(conf["width"]), int(conf["height"])), Rule.parse(str(conf.get("rule", "freestyle")))
     games = [r for r in read_rows(args.folder / "results.jsonl")
              if args.player in (r["black"], r["white"])][:args.games]

@@ -26,8 +26,10 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from build_vct_set import Oracle, mates  # noqa: E402
+from results_io import read_results  # noqa: E402
 from gomoku_ai.board import Board  # noqa: E402
 from gomoku_ai.fileio import atomic_write_text  # noqa: E402
+from tools.tournament.config import read_config  # noqa: E402
 
 
 def analyse(orc: Oracle, game: Dict[str, Any], player: str, moves_to_check: int) -> Dict[str, Any]:
@@ -87,10 +89,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--out", default=None, help="write every answer here (JSON)")
     args = ap.parse_args(argv)
     folder = Path(args.tournament)
-    conf = json.loads((folder / "tournament.json").read_text(encoding="utf-8"))
+    conf = read_config(folder)
     if (conf.get("width"), conf.get("height")) != (15, 15):
         ap.error(f"{folder}: a {conf.get('width')}x{conf.get('height')} tournament; only 15x15 is analysed")
-    games = [json.loads(line) for line in open(folder / "results.jsonl", encoding="utf-8")]
+    games = read_results(folder)
     games = [g for g in games if g[args.colour] == args.player]
     orc = Oracle([args.engine], args.nodes, 15)
     rows = []

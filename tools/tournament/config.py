@@ -11,6 +11,7 @@ sha256), rule, size, time control, timeouts (ms), seed, workers, records and the
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import re
@@ -175,6 +176,20 @@ def player_files(specs: Sequence[Any]) -> Dict[str, Dict[str, str]]:
 
 
 # ------------------------------------------------------------------------------------------ resume checks
+def read_config(folder: "str | os.PathLike[str]") -> Dict[str, Any]:
+    """The configuration a finished or running tournament wrote to ``folder/tournament.json``; a
+    missing or unreadable file, or one that is not a JSON object, is a TournamentError naming it."""
+    path = os.path.join(folder, "tournament.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            conf = json.load(f)
+    except (OSError, ValueError) as e:
+        raise TournamentError(f"{path}: not a tournament configuration ({e})") from None
+    if not isinstance(conf, dict):
+        raise TournamentError(f"{path}: not a tournament configuration (not an object)")
+    return conf
+
+
 def check_folder(out: str, resume: bool) -> None:
     """Refuse ``out`` when it is not a folder, when it is not empty and ``resume`` is off, and when it is not
     empty but holds no ``tournament.json`` (nothing to resume). A missing or empty folder is always fine."""

@@ -44,6 +44,7 @@ from gomoku_ai.match import TimeControl
 from gomoku_ai.rules import Rule, rule_to_gomocup
 from gomoku_ai.training import dataset
 from protocol.manager import EngineClient, EngineError, EngineState
+from tools.tournament.config import TournamentError, read_config
 from tools.tournament.results import ResultsFormatError, read_rows
 
 ANNOTATIONS = "annotations.jsonl"
@@ -87,13 +88,14 @@ def _source_rows(src: Path) -> Tuple[List[Dict[str, Any]], Optional[Tuple[int, i
     path = src
     if src.is_dir():
         path = src / "results.jsonl"
-        conf = src / "tournament.json"
-        if conf.is_file():
+        if (src / "tournament.json").is_file():
             try:
-                c = json.loads(conf.read_text(encoding="utf-8"))
+                c = read_config(src)
                 size = (int(c["width"]), int(c["height"]))
-            except (OSError, ValueError, KeyError, TypeError) as e:
-                raise AnnotateError(f"{conf}: not a tournament configuration ({e})") from None
+            except TournamentError as e:
+                raise AnnotateError(str(e)) from None
+            except (KeyError, TypeError, ValueError) as e:
+                raise AnnotateError(f"{src / 'tournament.json'}: not a tournament configuration ({e})") from None
     try:
         rows = read_rows(path)
     except ResultsFormatError as e:
