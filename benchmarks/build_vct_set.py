@@ -30,7 +30,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import List, Optional, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -62,7 +62,7 @@ class Oracle:
         self.p.stdin.write(line + "\n")
         self.p.stdin.flush()
 
-    def _wait(self, done) -> List[str]:
+    def _wait(self, done: Callable[[str], bool]) -> List[str]:
         assert self.p.stdout is not None
         lines = []
         while True:
@@ -87,9 +87,9 @@ class Oracle:
         time.sleep(0.1)   # Rapfi drops a command that arrives while it is finishing a move
         ev = None
         for s in lines:
-            m = _EVAL.search(s)
-            if m:
-                ev = m.group(1)
+            found = _EVAL.search(s)
+            if found:
+                ev = found.group(1)
         x, y = map(int, lines[-1].split(","))
         return ev or "0", board.move_name(board.index(x, y))
 
@@ -207,7 +207,7 @@ def main() -> int:
                     b.pop()
                     if mates(e2) < 0 or b.move_name(m) == mv:
                         ans.append(m)
-                if ans and b.parse(mv) in threats:
+                if ans and mv is not None and b.parse(mv) in threats:
                     wins += 1
                     blocks.append(block(f"win{wins:02d}", "win", b, ans, src))
                     save()

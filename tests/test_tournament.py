@@ -810,6 +810,22 @@ def test_resume_with_a_changed_player_spec_says_so(tmp_path, capsys):
     assert code == 0 and "the files of fake changed" in text and len(results(out2)) == 4, text
 
 
+def test_resume_with_a_corrupt_tournament_json_is_refused_and_keeps_the_results(tmp_path, capsys):
+    """A resumed folder whose tournament.json cannot be read is refused with a message that names the file
+    and says what to do; the finished games stay as they were."""
+    out = tmp_path / "corrupt"
+    base = ["pure:20", "random", "--games", 2, "-j", 1, "--draw-after", 10, "--out", out]
+    code, _ = run_cli(base, capsys)
+    assert code == 0
+    before = (out / "results.jsonl").read_bytes()
+    (out / "tournament.json").write_text('{"games": 2, ')
+    code = T.main([str(a) for a in [*base, "--resume"]])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"{out / 'tournament.json'}: not a tournament configuration" in err and "use a new --out folder" in err, err
+    assert (out / "results.jsonl").read_bytes() == before
+
+
 def test_a_refused_player_is_one_line_from_the_command(tmp_path):
     """From the command line (no logging configured), an engine that refuses START is reported once: the
     engine client's warning is not printed beside the error."""

@@ -77,7 +77,7 @@ from gomoku_ai.records import GameRecord, GameResult, atomic_write_text, save_re
 from gomoku_ai.rules import BLACK, WHITE, Rule, Termination
 from gomoku_ai.workers import WorkerError
 
-from .config import TournamentError, check_folder, check_resumed, default_concurrency
+from .config import TournamentError, check_folder, check_resumed, default_concurrency, read_config
 from .game import GameSpec
 from .pgn import write_pgn
 from .preflight import check_players
@@ -169,10 +169,9 @@ class Runner:
         c = self.config
         if os.path.exists(tj):
             try:
-                with open(tj, encoding="utf-8") as f:
-                    stored = json.load(f)
-            except (OSError, ValueError) as e:
-                raise TournamentError(f"{tj}: cannot read ({e}); use a new --out folder") from None
+                stored = read_config(self.out)
+            except TournamentError as e:
+                raise TournamentError(f"{e}; use a new --out folder") from None
             check_resumed(stored, c, self.out, self._warn)
         if c.get("seed") is None:
             c["seed"] = random.SystemRandom().randrange(1, 2**31)
