@@ -108,8 +108,8 @@ def analyse(game: Dict[str, Any], player: str, budgets: List[float], ms: float, 
     b.play(played)
     found: Optional[float] = None
     for depth, secs in zip(DEPTHS, budgets):
-        res = vct_search(b, max_depth=depth, node_limit=10 ** 7, deadline=time.perf_counter() + secs)
-        if res.line is not None:
+        vct = vct_search(b, max_depth=depth, node_limit=10 ** 7, deadline=time.perf_counter() + secs)
+        if vct.line is not None:
             found = secs
             break
     return {"game": game["game"], "ply": ply, "played": b.move_name(played), "found_s": found, **root_row}

@@ -17,13 +17,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Dict, List
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-def proc_mem(pid: int) -> dict:
-    out = {}
+def proc_mem(pid: int) -> Dict[str, int]:
+    out: Dict[str, int] = {}
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             k, _, v = line.partition(":")
@@ -54,15 +55,16 @@ def main() -> int:
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, env=env, cwd="/tmp")
-    assert p.stdin and p.stdout
+    assert p.stdin and p.stdout and p.stderr
+    stdin, stdout = p.stdin, p.stdout       # narrowed (not None), for the closures below
 
     def send(line: str) -> None:
-        p.stdin.write((line + "\r\n").encode())
-        p.stdin.flush()
+        stdin.write((line + "\r\n").encode())
+        stdin.flush()
 
     def read_move() -> str:
         while True:
-            line = p.stdout.readline().decode().strip()
+            line = stdout.readline().decode().strip()
             if not line:
                 raise RuntimeError("engine closed its output")
             if line.upper().startswith(("MESSAGE", "DEBUG")) or line == "OK":
@@ -83,7 +85,9 @@ def main() -> int:
     board.play(board.parse(f"{c},{c}"))
     board.play(board.parse(first))
     opp = Player(HeuristicEvaluator(), use_vcf=True)
-    lat, peak, games = [], {}, 1
+    lat: List[float] = []
+    peak: Dict[str, int] = {}
+    games = 1
     while True:
         while board.outcome() is None and len(board.moves) < args.moves:
             m = opp.think(board, Limit(visits=60)).move

@@ -31,7 +31,9 @@ def positions(folder: Path, games: int, plies: list) -> list:
     out = []
     for sgf in sorted((folder / "games").glob("*.sgf"))[:games]:
         text = sgf.read_text()
-        size = int(re.search(r"SZ\[(\d+)\]", text).group(1))
+        sz = re.search(r"SZ\[(\d+)\]", text)
+        assert sz is not None, sgf
+        size = int(sz.group(1))
         moves = [(ord(x) - 97, ord(y) - 97) for x, y in _MOVE.findall(text)]
         out += [(size, moves[:k]) for k in plies if len(moves) > k + 2]
     return out
@@ -44,7 +46,9 @@ def visits(pos: list, ms: float, thread_num: int, batch: int = 0) -> list:
     p.thread_num = thread_num
     if thread_num > 1:
         if p.worker is None or not p.worker.wait_ready(30.0):
-            raise SystemExit(f"no evaluation worker: {p.worker_refusal() or p.worker.reason}")
+            # no worker only with a refusal (the thread_num setter starts one otherwise)
+            reason = p.worker.reason if p.worker is not None else None
+            raise SystemExit(f"no evaluation worker: {p.worker_refusal() or reason}")
     out = []
     try:
         for size, moves in pos:

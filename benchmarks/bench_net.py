@@ -27,6 +27,7 @@ import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
+from typing import Any, Callable, Dict, List, Optional, TypedDict  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -37,7 +38,17 @@ from gomoku_ai.net import (Arch, export_model, fold_batchnorm, load_model,  # no
 from gomoku_ai.net.onnx_backend import onnxruntime_available  # noqa: E402
 
 
-def best_time(fn, seconds: float, min_reps: int = 3) -> float:
+class BenchResult(TypedDict):
+    """The JSON object that ``main`` prints."""
+    machine: Dict[str, Any]
+    matmul_gflops: Optional[float]
+    board: str
+    backends: List[str]
+    notes: List[str]
+    runs: List[Dict[str, Any]]
+
+
+def best_time(fn: Callable[[], object], seconds: float, min_reps: int = 3) -> float:
     """Best per-call time over several timed rounds of about ``seconds / 5`` each."""
     fn()
     t0 = time.perf_counter()
@@ -62,7 +73,7 @@ def matmul_gflops(n: int, seconds: float) -> float:
     return 2.0 * n ** 3 / t / 1e9
 
 
-def main(argv=None) -> int:
+def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--towers", default="6x64,4x32", help="blocks x channels, comma separated")
     ap.add_argument("--batches", default="1,8,16")
@@ -84,7 +95,7 @@ def main(argv=None) -> int:
         have_onnx = False
     backends = ["numpy"] + (["onnx"] if have_ort and have_onnx else [])
 
-    result = {
+    result: BenchResult = {
         "machine": {"python": platform.python_version(), "numpy": np.__version__,
                     "processor": platform.processor() or platform.machine(),
                     "cpus": os.cpu_count(), "threads": 1},

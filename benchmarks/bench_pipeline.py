@@ -29,7 +29,9 @@ def rate(ms: float, pipeline: bool = False, worker_batch: int = 0) -> float:
         p.config.offload_batch = worker_batch
         p.thread_num = 2
         if p.worker is None or not p.worker.wait_ready(30.0):
-            raise SystemExit(f"no evaluation worker: {p.worker_refusal() or p.worker.reason}")
+            # no worker only with a refusal (the thread_num setter starts one otherwise)
+            reason = p.worker.reason if p.worker is not None else None
+            raise SystemExit(f"no evaluation worker: {p.worker_refusal() or reason}")
     try:
         return player_visits_per_s(p, ms)
     finally:

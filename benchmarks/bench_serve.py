@@ -50,7 +50,7 @@ def percentile(xs: List[float], q: float) -> float:
 
 
 def start_server(workers: int, queue: int, max_visits: int, log_path: Path
-                 ) -> Tuple[subprocess.Popen, int]:
+                 ) -> Tuple[subprocess.Popen[bytes], int]:
     env = dict(os.environ)
     for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env.setdefault(v, "1")
@@ -59,6 +59,7 @@ def start_server(workers: int, queue: int, max_visits: int, log_path: Path
                           "--max-visits", str(max_visits), "--log-file", str(log_path)],
                          cwd=str(ROOT), env=env, stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE)
+    assert p.stderr is not None
     marker = "listening on http://127.0.0.1:"
     end = time.monotonic() + 60
     while time.monotonic() < end:
@@ -263,6 +264,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                     proc.wait(timeout=10)
                 except subprocess.TimeoutExpired:
                     proc.kill()
+                assert proc.stderr is not None      # start_server's stderr=PIPE
                 proc.stderr.close()
     res.update(server_workers=None if a.url else a.workers, cpus=os.cpu_count(),
                python=platform.python_version(),

@@ -24,6 +24,8 @@ import random
 import sys
 import time
 from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable, Dict, List, Tuple, TypeVar
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -33,19 +35,21 @@ from gomoku_ai import tactics as T  # noqa: E402
 from gomoku_ai.board import Board  # noqa: E402
 from gomoku_ai.rules import BLACK, WHITE, Rule  # noqa: E402
 
+R = TypeVar("R")
 
-def load_tests():
+
+def load_tests() -> ModuleType:
     spec = importlib.util.spec_from_file_location("test_tactics", ROOT / "tests" / "test_tactics.py")
+    assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
 
 
-def timed(fn, seconds: float):
+def timed(fn: Callable[[], R], seconds: float) -> Tuple[int, float, R]:
     """(calls, total seconds, last result) of calling fn repeatedly for ~seconds (at least 3)."""
     n = 0
     t0 = time.perf_counter()
-    res = None
     while True:
         res = fn()
         n += 1
@@ -54,10 +58,10 @@ def timed(fn, seconds: float):
             return n, el, res
 
 
-def random_positions(count: int, seed: int = 2024):
+def random_positions(count: int, seed: int = 2024) -> List[Board]:
     rng = random.Random(seed)
     rules = [Rule.FREESTYLE, Rule.STANDARD, Rule.RENJU, Rule.CARO]
-    out = []
+    out: List[Board] = []
     while len(out) < count:
         rule = rules[len(out) % 4]
         b = Board(15, rule=rule)
@@ -79,8 +83,8 @@ def main() -> None:
     ap.add_argument("--games", type=int, default=60, help="random-game positions per rule")
     args = ap.parse_args()
     tests = load_tests()
-    out = {"python": platform.python_version(), "machine": platform.machine(),
-           "vcf_prover": native.status(), "puzzles": {}}
+    out: Dict[str, Any] = {"python": platform.python_version(), "machine": platform.machine(),
+                           "vcf_prover": native.status(), "puzzles": {}}
 
     tot_solves = tot_time = tot_nodes = 0.0
     for name, rule, side, text, at, fours in tests.PUZZLES:

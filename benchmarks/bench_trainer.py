@@ -22,6 +22,7 @@ import tempfile
 import time
 from dataclasses import asdict
 from pathlib import Path
+from typing import Dict, List, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -32,7 +33,7 @@ from gomoku_ai.training.dataset import Positions, load_window  # noqa: E402
 from gomoku_ai.training.remote import train_on_pool, trainer_spec  # noqa: E402
 from gomoku_ai.training.trainer import (TrainConfig, Trainer, load_checkpoint,  # noqa: E402
                                         save_checkpoint)
-from gomoku_ai.workers import make_pool  # noqa: E402
+from gomoku_ai.workers import Pool, make_pool  # noqa: E402
 
 
 def synthetic(n: int, size: int = 15, seed: int = 1) -> Positions:
@@ -45,7 +46,7 @@ def synthetic(n: int, size: int = 15, seed: int = 1) -> Positions:
                      zw=np.ones(n, np.float32), game=(np.arange(n) // 40).astype(np.int32))
 
 
-def main(argv=None) -> int:
+def main(argv: Optional[List[str]] = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--data", default=None)
     p.add_argument("--window", type=int, default=250_000)
@@ -69,7 +70,10 @@ def main(argv=None) -> int:
     save_checkpoint(start, tr0.model, tr0.opt, 0, tr0.cfg, {})
     print(json.dumps({"positions": len(pos), "window_mb": round(len(pickle.dumps(pos)) / 2**20, 1),
                       "steps": a.steps, "batch": a.batch, "arch": arch, "threads": a.threads}))
-    pools, start_s, times, weights = {}, {}, {w: [] for w in a.ways}, {}
+    pools: Dict[str, Pool] = {}
+    start_s: Dict[str, float] = {}
+    times: Dict[str, List[float]] = {w: [] for w in a.ways}
+    weights: Dict[str, Dict[str, torch.Tensor]] = {}
     try:
         for r in range(a.rounds):
             for way in a.ways:

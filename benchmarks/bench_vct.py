@@ -55,7 +55,7 @@ def main() -> int:
             if kind == "win":
                 res = vct_search(b, max_depth=6, node_limit=100000,
                                  deadline=t0 + a.ms / 1000.0)
-                ok = bool(res.line) and res.line[0] in p.answer
+                ok = bool(res.line and res.line[0] in p.answer)
             else:
                 defs, _ = vct_defences(b, node_limit=2000, deadline=t0 + a.ms / 1000.0)
                 kept = p.answer & set(defs or [])

@@ -21,6 +21,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import List
 
 ROOT = Path(__file__).resolve().parents[1]
 POSITIONS = ROOT / "benchmarks" / "data" / "vct_game_positions.txt"
@@ -51,7 +52,8 @@ def main() -> int:
         for x, y in moves:
             b.play(y * size + x)
         boards.append(b)
-    times, answers = [], []
+    times: List[float] = []
+    answers: List[List[object]] = []
     for _ in range(a.rounds):
         answers = []
         t0 = time.process_time()

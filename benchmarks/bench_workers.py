@@ -17,6 +17,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Dict, List, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -27,7 +28,7 @@ from gomoku_ai.training.selfplay import run_selfplay, selfplay_spec  # noqa: E40
 from gomoku_ai.workers import make_pool  # noqa: E402
 
 
-def main(argv=None) -> int:
+def main(argv: Optional[List[str]] = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--model", default="models/freestyle15-4x32")
     p.add_argument("--workers", type=int, default=2)
@@ -42,7 +43,7 @@ def main(argv=None) -> int:
         t = time.perf_counter()
         pools[b] = make_pool(selfplay_spec(), a.workers, backend=b)
         start_s[b] = time.perf_counter() - t
-    rates = {b: [] for b in a.backends}
+    rates: Dict[str, List[float]] = {b: [] for b in a.backends}
     first_s = {}
     cells = {}
     try:
