@@ -107,7 +107,7 @@ def main() -> int:
             break
         # a new game in the same process, as c-gomoku-cli does: START, then the brain opens
         send(f"START {size}")
-        read_move_or_ok = p.stdout.readline().decode().strip()
+        read_move_or_ok = stdout.readline().decode().strip()
         assert read_move_or_ok == "OK", read_move_or_ok
         board = Board(size)
         send("BEGIN")

@@ -192,7 +192,7 @@ def test_sigterm_stops_the_run_keeps_finished_games_and_leaves_no_teacher(setup,
     assert ann.exists(), p.communicate(timeout=10)
     p.send_signal(signal.SIGTERM)
     _, err = p.communicate(timeout=20)
-    assert p.returncode == 130 and "rerun the same command to resume" in err
+    assert p.returncode == 130 and "rerun the same command to resume" in err, (p.returncode, err)
     assert len(read_annotations(ann)) == 1                     # the first game; the second was cut off
     time.sleep(0.2)
     assert _processes_running(f"{fake} late") == []
