@@ -118,6 +118,7 @@ class SearchStats:
     tree_vct_wins: int = 0   # nodes proven won by a VCT (MCTSConfig.tree_vct_visits)
     tree_vct_searches: int = 0  # VCT searches made for it
     cache_hits: int = 0      # leaves expanded from the evaluation cache (MCTSConfig.eval_cache)
+    forced_passes: int = 0   # single-child nodes gone through unevaluated (MCTSConfig.forced_pass)
 
 
 #: the most entries the leaf VCF table (:attr:`SearchTree.vcf_tt`) keeps (about 100 bytes each, so
@@ -226,6 +227,12 @@ class MCTSConfig:
                                       # the node won (0: off)
     tree_vct_nodes: int = 100         # ... its attacker-node limit (its VCFs: LEAF_VCF_NODES_NATIVE)
     tree_vct_depth: int = 3           # ... and its depth (threats before the final VCF)
+    forced_pass: bool = False         # True: a node below the root with a single child (a forced
+                                      # reply: the block of a four, mostly) is not evaluated; the
+                                      # simulation goes on through its one move to the next node
+                                      # (its value is that of the line below it). A fifth of the
+                                      # nodes of a 15x15 search are such replies
+                                      # (benchmarks/results/s30)
     eval_cache: int = 4096            # the network's outputs of this many recently evaluated
                                       # positions are kept (EvalCache; 0: off), so that a position
                                       # reached again (a transposition, or a branch of the last
@@ -646,20 +653,58 @@ def _descend(tree: SearchTree, board: Board, stats: SearchStats
             stats.max_depth = len(path)
         child = node.children[i]
         if child is None:
-            child = Node()
-            _init_threats(child, node, m, board)
-            stats.new_nodes += 1
-            if tree.leaf_vcf_nodes and cfg.leaf_vcf_after <= 0:
-                _leaf_vcf(tree, child, stats)   # (no sibling cut: the child may not be kept)
-            if tree.n_nodes < cfg.max_nodes:
-                node.children[i] = child
-                tree.n_nodes += 1
-            if child.terminal is not None:
-                return path, child, child.terminal
-            if child.proven:
-                return path, child, float(child.proven)
-            return path, child, None
+            return _new_child(tree, board, path, node, i, m, stats)
         node = child
+
+
+def _new_child(tree: SearchTree, board: Board, path: _Path, node: Node, i: int, m: int,
+               stats: SearchStats) -> Tuple[_Path, Node, Optional[float]]:
+    """Create child ``i`` of ``node`` (reached by move ``m``, already pushed on ``board`` and on
+    ``path``), kept while the tree is under ``max_nodes``: :func:`_descend`'s leaf, with its value
+    when it is terminal or proven."""
+    cfg = tree.cfg
+    child = Node()
+    _init_threats(child, node, m, board)
+    stats.new_nodes += 1
+    if tree.leaf_vcf_nodes and cfg.leaf_vcf_after <= 0:
+        _leaf_vcf(tree, child, stats)   # (no sibling cut: the child may not be kept)
+    if tree.n_nodes < cfg.max_nodes:
+        node.children[i] = child
+        tree.n_nodes += 1
+    if child.terminal is not None:
+        return path, child, child.terminal
+    if child.proven:
+        return path, child, float(child.proven)
+    return path, child, None
+
+
+def _pass_forced(tree: SearchTree, board: Board, path: _Path, leaf: Node, stats: SearchStats
+                 ) -> Tuple[_Path, Node, Optional[float]]:
+    """While the new ``leaf`` (below the root, its candidates set, ``board`` at its position) has a
+    single child, expand it without an evaluation (prior 1, value 0: only its one edge reads it)
+    and go on through that move (virtual loss on the edge, as :func:`_descend` does) to the next
+    node (:attr:`MCTSConfig.forced_pass`). Returns :func:`_descend`'s (path, leaf, value) for the
+    node reached, whose candidates are set when it needs an evaluation."""
+    vl = tree.cfg.virtual_loss
+    while len(leaf.moves) == 1:
+        leaf.expanded = True
+        leaf.P = np.ones(1)
+        leaf.N = np.full(1, vl)
+        leaf.W = np.full(1, -vl)
+        leaf.Q = leaf.W / leaf.N    # virtual_loss > 0 (MCTSConfig's check)
+        leaf.PU = leaf.P / (1.0 + leaf.N)
+        leaf.children = [None]
+        path.append((leaf, 0))
+        m = int(leaf.moves[0])
+        board.push_quiet(m)     # never a five: a node that has one is proven
+        stats.forced_passes += 1
+        if len(path) > stats.max_depth:
+            stats.max_depth = len(path)
+        path, leaf, value = _new_child(tree, board, path, leaf, 0, m, stats)
+        if value is not None:
+            return path, leaf, value
+        tree.set_candidates(leaf, board)
+    return path, leaf, None
 
 
 def _leaf_vcf(tree: SearchTree, node: Node, stats: SearchStats) -> Optional[List[int]]:
@@ -1037,6 +1082,9 @@ class MCTS:
             path, leaf, value = _descend(tree, board, stats)
             if leaf is not None and value is None:
                 tree.set_candidates(leaf, board)
+                if path and tree.cfg.forced_pass:
+                    path, leaf, value = _pass_forced(tree, board, path, leaf, stats)
+            if leaf is not None and value is None:
                 key = eval_key(board)
                 hit = cache.get(key) if cache is not None else None
                 if hit is None:
