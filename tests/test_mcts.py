@@ -1,6 +1,7 @@
 """MCTS: PUCT arithmetic, the solver, tree reuse, virtual loss bookkeeping and determinism."""
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections import Counter
@@ -718,7 +719,8 @@ def test_leaf_vcf_table_is_shared_and_changes_no_answer() -> None:
     for tt in (True, False):
         out = []
         for b in _game_positions(12):
-            m = MCTS(HeuristicEvaluator(), MCTSConfig(leaf_vcf_tt=tt, leaf_vcf_cut=True))
+            # (forced_pass off: the count below was set for that tree shape)
+            m = MCTS(HeuristicEvaluator(), MCTSConfig(leaf_vcf_tt=tt, leaf_vcf_cut=True, forced_pass=False))
             st = m.search(b, visits=200)
             out.append((st.leaf_vcf_wins, st.leaf_vcf_cuts, m.best_move()))
             assert (len(m.tree.vcf_tt) > 0) == tt
@@ -867,3 +869,79 @@ def test_the_player_fits_the_cache_into_its_memory_limit() -> None:
     p.memory_limit_bytes = None
     p.think(b, Limit(visits=50))
     assert p.mcts.cfg.eval_cache == 4096
+
+
+# ------------------------------------------------------------------ forced replies gone through
+def _single_child_keys(node: Node, board: Board, out: list) -> list:
+    """The eval keys of the expanded nodes below ``node`` (``board`` at its position, restored)
+    that have exactly one child."""
+    for i, ch in enumerate(node.children if node.expanded else []):
+        if ch is None:
+            continue
+        board.push(int(node.moves[i]))
+        if ch.expanded and len(ch.moves) == 1:
+            out.append(eval_key(board))
+        _single_child_keys(ch, board, out)
+        board.pop()
+    return out
+
+
+@pytest.mark.parametrize("batch", [1, 8])
+def test_forced_pass_evaluates_no_single_child_node(batch: int) -> None:
+    """With forced_pass, no node below the root that has a single child (here the blocks of fours)
+    is sent to the evaluator and the tree stays consistent (virtual loss reverted, N summing to n);
+    without it, such nodes are evaluated."""
+    asked = {}
+    for on in (False, True):
+        ev = CountingHeuristic(batch_size=batch)
+        mcts = MCTS(ev, MCTSConfig(forced_pass=on, eval_cache=0))
+        b, _star = _four_three()
+        st = mcts.search(b, visits=1500)
+        keys = _single_child_keys(mcts.root, b, [])
+        assert keys, "the position has forced replies in the tree"
+        asked[on] = sum(1 for k in keys if ev.asked[k])
+        assert _check_tree(mcts.root) == mcts.n_nodes
+        assert (st.forced_passes > 0) == on
+        assert st.evaluations == sum(ev.asked.values())
+    assert asked[True] == 0 and asked[False] > 0
+
+
+def test_forced_pass_proves_the_same_wins_and_losses() -> None:
+    """The solver's answers do not change: a win in two is proven, a loss against an open four too,
+    and the four-three's defence is not among the moves proven lost."""
+    cfg = MCTSConfig(forced_pass=True)
+    b = Board.from_ascii("""
+    .........
+    .........
+    .........
+    ...XXX...
+    .........
+    ..O......
+    ...O.....
+    .........
+    .........""", to_move=1)
+    mcts = MCTS(UniformEvaluator(), cfg)
+    assert mcts.search(b, visits=20000).stopped_by is StopReason.SOLVED
+    assert mcts.root.proven == 1 and mcts.best_move() in (b.index(2, 3), b.index(6, 3))
+    _m, stats, lost = _proven_children(dataclasses.replace(cfg, leaf_vcf_nodes=40, leaf_vcf_after=0), 300)
+    b, star = _four_three()
+    assert stats.forced_passes > 0 and len(lost) >= 10 and star not in lost
+
+
+def test_forced_pass_is_not_applied_at_the_root() -> None:
+    """A root that must block a four keeps its evaluation and its one child as before."""
+    b = Board.from_ascii("""
+    .........
+    .........
+    .........
+    .OXXXX...
+    ..O......
+    .........
+    ...O.....
+    .........
+    .........""", to_move=2)
+    ev = CountingHeuristic()
+    mcts = MCTS(ev, MCTSConfig(forced_pass=True))
+    mcts.search(b, visits=50)
+    assert ev.asked[eval_key(b)] == 1
+    assert mcts.root.expanded and mcts.root.moves.tolist() == [b.index(6, 3)]
