@@ -20,6 +20,9 @@ Tactics built into every node (exact, rule-aware through ``Board.makes_five``):
 - the side to move can make five: the node is a proven win (no evaluation needed);
 - the opponent threatens five: the only children are the blocking squares (none legal -> loss);
 - after an open three of the opponent, the only children are its defence points and our fours;
+- a node below the root left with a single child (mostly the block of a four) is not evaluated:
+  the simulation goes on through that move (``MCTSConfig.forced_pass``), so a forcing line costs
+  one evaluation per free choice, not per move;
 - optionally (``MCTSConfig.leaf_vcf_nodes``), a short VCF search (:mod:`gomoku_ai.tactics`) for the
   side to move at a node below the root, once per node when a simulation reaches it with
   ``leaf_vcf_after`` visits: a VCF makes the node a proven win, so the move that allowed it is a
