@@ -657,15 +657,16 @@ def _descend(tree: SearchTree, board: Board, stats: SearchStats
             stats.max_depth = len(path)
         child = node.children[i]
         if child is None:
-            return _new_child(tree, board, path, node, i, m, stats)
+            child, value = _new_child(tree, board, node, i, m, stats)
+            return path, child, value
         node = child
 
 
-def _new_child(tree: SearchTree, board: Board, path: _Path, node: Node, i: int, m: int,
-               stats: SearchStats) -> Tuple[_Path, Node, Optional[float]]:
-    """Create child ``i`` of ``node`` (reached by move ``m``, already pushed on ``board`` and on
-    ``path``), kept while the tree is under ``max_nodes``: :func:`_descend`'s leaf, with its value
-    when it is terminal or proven."""
+def _new_child(tree: SearchTree, board: Board, node: Node, i: int, m: int,
+               stats: SearchStats) -> Tuple[Node, Optional[float]]:
+    """Create child ``i`` of ``node`` (reached by move ``m``, already pushed on ``board``), kept
+    while the tree is under ``max_nodes``: :func:`_descend`'s leaf and its value when it is
+    terminal or proven (else None)."""
     cfg = tree.cfg
     child = Node()
     _init_threats(child, node, m, board)
@@ -676,19 +677,21 @@ def _new_child(tree: SearchTree, board: Board, path: _Path, node: Node, i: int, 
         node.children[i] = child
         tree.n_nodes += 1
     if child.terminal is not None:
-        return path, child, child.terminal
+        return child, child.terminal
     if child.proven:
-        return path, child, float(child.proven)
-    return path, child, None
+        return child, float(child.proven)
+    return child, None
 
 
 def _pass_forced(tree: SearchTree, board: Board, path: _Path, leaf: Node, stats: SearchStats
-                 ) -> Tuple[_Path, Node, Optional[float]]:
+                 ) -> Tuple[Node, Optional[float]]:
     """While the new ``leaf`` (below the root, its candidates set, ``board`` at its position) has a
     single child, expand it without an evaluation (prior 1, value 0: only its one edge reads it)
     and go on through that move (virtual loss on the edge, as :func:`_descend` does) to the next
-    node (:attr:`MCTSConfig.forced_pass`). Returns :func:`_descend`'s (path, leaf, value) for the
-    node reached, whose candidates are set when it needs an evaluation."""
+    node (:attr:`MCTSConfig.forced_pass`), each step appended to ``path``. Returns the node reached
+    and its value when it is terminal or proven (else None: its candidates are set, it needs an
+    evaluation). The edge bookkeeping repeats :func:`_descend`'s on purpose: that loop stays
+    inline (one function call per level costs the hot path more than these few lines)."""
     vl = tree.cfg.virtual_loss
     while len(leaf.moves) == 1:
         leaf.expanded = True
@@ -704,11 +707,11 @@ def _pass_forced(tree: SearchTree, board: Board, path: _Path, leaf: Node, stats:
         stats.forced_passes += 1
         if len(path) > stats.max_depth:
             stats.max_depth = len(path)
-        path, leaf, value = _new_child(tree, board, path, leaf, 0, m, stats)
+        leaf, value = _new_child(tree, board, leaf, 0, m, stats)
         if value is not None:
-            return path, leaf, value
+            return leaf, value
         tree.set_candidates(leaf, board)
-    return path, leaf, None
+    return leaf, None
 
 
 def _leaf_vcf(tree: SearchTree, node: Node, stats: SearchStats) -> Optional[List[int]]:
@@ -1087,7 +1090,7 @@ class MCTS:
             if leaf is not None and value is None:
                 tree.set_candidates(leaf, board)
                 if path and tree.cfg.forced_pass:
-                    path, leaf, value = _pass_forced(tree, board, path, leaf, stats)
+                    leaf, value = _pass_forced(tree, board, path, leaf, stats)
             if leaf is not None and value is None:
                 key = eval_key(board)
                 hit = cache.get(key) if cache is not None else None
