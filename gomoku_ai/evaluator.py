@@ -19,7 +19,7 @@ from typing import Any, Optional, Protocol, Sequence, Tuple
 import numpy as np
 
 from .board import Board
-from .rules import BLACK, WALL, WHITE, opponent
+from .rules import BLACK, EMPTY, WALL, WHITE, opponent
 
 
 class OffloadError(RuntimeError):
@@ -58,6 +58,24 @@ class Evaluator:
         ``shape`` is (height, width) of the board the items came from.
         """
         raise NotImplementedError
+
+    def transforms(self, shape: Tuple[int, int]) -> Tuple[int, ...]:
+        """The board symmetries (ids of :mod:`gomoku_ai.net.symmetries`) that
+        :meth:`prepare_transformed` takes for boards of ``shape`` (height, width): ``(0,)``, the
+        identity alone, unless the evaluator can see a transformed board (the network)."""
+        return (0,)
+
+    def prepare_transformed(self, board: Board, k: int) -> Any:
+        """:meth:`prepare` of ``board`` seen through symmetry ``k`` (one of :meth:`transforms`);
+        :meth:`restore` maps the logits evaluated from it back to ``board``'s squares."""
+        if k != 0:
+            raise ValueError(f"{self.name}: symmetry {k} is not one of its transforms")
+        return self.prepare(board)
+
+    def restore(self, logits: np.ndarray, k: int, shape: Tuple[int, int]) -> np.ndarray:
+        """The ``(H*W,)`` logits of an item prepared with symmetry ``k``, on the squares of the
+        board it came from (``shape``: that board's (height, width))."""
+        return logits
 
 
 class UniformEvaluator(Evaluator):
@@ -227,3 +245,41 @@ class NetworkEvaluator(Evaluator):
         logits, values = self.network.forward(x)
         return (np.asarray(logits, np.float32).reshape(len(items), -1),
                 np.asarray(values, np.float32).reshape(len(items)))
+
+    def transforms(self, shape: Tuple[int, int]) -> Tuple[int, ...]:
+        """All 8 symmetries of a square board, the 4 that keep the shape of another (the
+        network is fully convolutional, so it sees a turned board as well as the board)."""
+        from .net.symmetries import symmetry_ids
+        return symmetry_ids(*shape)
+
+    def prepare_transformed(self, board: Board, k: int) -> np.ndarray:
+        from .net.symmetries import transform_planes
+        x = self._encode(board)
+        return transform_planes(x, k) if k else x
+
+    def restore(self, logits: np.ndarray, k: int, shape: Tuple[int, int]) -> np.ndarray:
+        from .net.symmetries import untransform_policy
+        return untransform_policy(logits, k, *shape) if k else logits
+
+
+def evaluate_symmetric(evaluator: Evaluator, board: Board) -> Tuple[np.ndarray, float]:
+    """``board`` evaluated through every symmetry of :meth:`Evaluator.transforms` at once:
+    (logits over its ``H*W`` squares, the log of the mean of the priors over its empty squares;
+    the mean value for the side to move). A network is not exactly symmetric (the shipped 20x20
+    network's best move differs between two symmetries of a position about one time in five),
+    so the mean is a better estimate than any one view; one batch of up to 8 positions."""
+    shape = (board.height, board.width)
+    ks = evaluator.transforms(shape)
+    logits, values = evaluator.evaluate([evaluator.prepare_transformed(board, k) for k in ks], shape)
+    if len(ks) == 1:
+        return logits[0], float(values[0])
+    empty = (board.cells == EMPTY).reshape(-1)
+    mean = np.zeros(empty.shape, np.float64)
+    for i, k in enumerate(ks):
+        lg = np.where(empty, evaluator.restore(logits[i], k, shape), -np.inf).astype(np.float64)
+        p = np.exp(lg - lg.max())
+        mean += p / p.sum()
+    mean /= len(ks)
+    with np.errstate(divide="ignore"):
+        out = np.maximum(np.log(mean), -1e4).astype(np.float32)
+    return out, float(np.mean(values))

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import random
 import threading
 import time
 from collections import OrderedDict
@@ -56,7 +57,7 @@ import numpy as np
 
 from . import checks, movegen, native, tactics, vct
 from .board import Board
-from .evaluator import AsyncEvaluator, Evaluator, OffloadError, PendingEvaluation
+from .evaluator import AsyncEvaluator, Evaluator, OffloadError, PendingEvaluation, evaluate_symmetric
 from .rules import BLACK, EMPTY, WALL, Rule, opponent
 
 WIN_Q = 10.0  # Q of a proven winning child (dominates any exploration bonus)
@@ -237,6 +238,13 @@ class MCTSConfig:
                                       # nodes of a 15x15 search are such replies. 15x15, 800
                                       # visits, 100 games against False: +45 [+3, +89] Elo
                                       # (pentanomial; benchmarks/results/s30)
+    random_symmetry: bool = True      # each leaf is evaluated through a random symmetry of the
+                                      # board (evaluators that can, Evaluator.transforms: the
+                                      # network), so that the network's asymmetric errors do not
+                                      # repeat through the tree
+    root_symmetries: bool = True      # the root's priors and value are the mean over all the
+                                      # board's symmetries (evaluate_symmetric; a kept subtree's
+                                      # root gets new priors so): one batch of 8 a move
     eval_cache: int = 4096            # the network's outputs of this many recently evaluated
                                       # positions are kept (EvalCache; 0: off), so that a position
                                       # reached again (a transposition, or a branch of the last
@@ -300,8 +308,8 @@ def with_overrides(cfg: MCTSConfig, text: str) -> MCTSConfig:
 
 
 _Path = List[Tuple[Node, int]]            # (node, child index) from the root down
-_Leaf = Tuple[_Path, Node, Any, Tuple[int, int]]  # a leaf to evaluate: its path, node, prepared
-                                          # input and eval_key
+_Leaf = Tuple[_Path, Node, Any, Tuple[int, int], int]  # a leaf to evaluate: its path, node,
+                                          # prepared input, eval_key and symmetry id
 _Evaluated = Tuple[np.ndarray, np.ndarray, float]   # logits, values, seconds in the evaluator
 
 
@@ -849,6 +857,9 @@ class MCTS:
                  seed: int = 0) -> None:
         self.evaluator = evaluator
         self.tree = SearchTree(config or MCTSConfig(), np.random.default_rng(seed))
+        self._sym_rng = random.Random(seed)     # the leaves' symmetries (MCTSConfig.random_symmetry)
+        self._transforms: Tuple[int, ...] = (0,)
+        self._averaged: Optional[Node] = None   # the root whose priors are already the mean
         self._pool: Optional[ThreadPoolExecutor] = None
         self._inflight: Optional[Tuple[List[_Leaf], "Future[_Evaluated] | PendingEvaluation"]] = None
         #: where batches are evaluated while the next is gathered (a network in a second process,
@@ -918,9 +929,14 @@ class MCTS:
         kept = self.tree.attach(board, None if restrict is None else set(int(m) for m in restrict))
         root = self.root
         assert root is not None
-        if kept:
-            self.prepare_root(root, reused=True)
         cfg = self.cfg
+        self._transforms = _transforms(self.evaluator, board)
+        if kept:
+            if cfg.root_symmetries and root is not self._averaged and len(self._transforms) > 1 \
+                    and len(root.moves) > 1:
+                _reprior(root, evaluate_symmetric(self.evaluator, board)[0], cfg.policy_temp)
+                self._averaged = root
+            self.prepare_root(root, reused=True)
         batch = max(1, int(self.evaluator.batch_size))
         if self.offload is not None:
             batch = cfg.offload_batch
@@ -1094,8 +1110,13 @@ class MCTS:
             if leaf is not None and value is None:
                 key = eval_key(board)
                 hit = cache.get(key) if cache is not None else None
-                if hit is None:
-                    pending.append((path, leaf, self.evaluator.prepare(board), key))
+                if not path and tree.cfg.root_symmetries and len(self._transforms) > 1:
+                    self._expand_averaged(leaf, board, key, stats)
+                elif hit is None:
+                    ks = self._transforms if tree.cfg.random_symmetry else (0,)
+                    k = ks[self._sym_rng.randrange(len(ks))] if len(ks) > 1 else 0
+                    pending.append((path, leaf, self.evaluator.prepare_transformed(board, k) if k
+                                    else self.evaluator.prepare(board), key, k))
                 else:       # evaluated before: expanded and backed up now, as _finish would
                     self._expand_backup(path, leaf, hit[0], hit[1])
                     stats.cache_hits += 1
@@ -1110,6 +1131,15 @@ class MCTS:
                 break
         return pending
 
+    def _expand_averaged(self, root: Node, board: Board, key: Tuple[int, int], stats: SearchStats) -> None:
+        """Expand the new ``root`` (``board`` at its position) with its evaluation through every
+        symmetry (:attr:`MCTSConfig.root_symmetries`), kept in the cache in place of one view."""
+        t = time.perf_counter()
+        logits, value = evaluate_symmetric(self.evaluator, board)
+        self._finish([([], root, None, key, 0)], logits[None], np.array([value]),
+                     time.perf_counter() - t, stats)
+        self._averaged = root
+
     def _finish(self, pending: List[_Leaf], logits: np.ndarray, values: np.ndarray,
                 eval_s: float, stats: SearchStats) -> None:
         """Count one evaluated batch (``eval_s`` seconds inside the evaluator), expand the leaves
@@ -1119,11 +1149,15 @@ class MCTS:
         stats.batches += 1
         tree = self.tree
         cache = self._cache()
-        for k, (path, leaf, _, key) in enumerate(pending):
+        board = tree.board
+        assert board is not None
+        shape = (board.height, board.width)
+        for k, (path, leaf, _, key, sym) in enumerate(pending):
             v = float(values[k])
+            lg = self.evaluator.restore(logits[k], sym, shape) if sym else logits[k]
             if cache is not None:
-                cache.put(key, logits[k], v)
-            self._expand_backup(path, leaf, logits[k], v)
+                cache.put(key, lg, v)
+            self._expand_backup(path, leaf, lg, v)
             stats.simulations += 1
 
     def _cache(self) -> Optional[EvalCache]:
@@ -1228,6 +1262,24 @@ def _three_replies(board: Board, ctx: Optional[tactics._Ctx] = None) -> Optional
         return None
     points.update(f.move for f in tactics._four_moves(ctx, me, check_forbidden=False))
     return sorted(q for q in points if board.is_empty(q))
+
+
+def _transforms(evaluator: Evaluator, board: Board) -> Tuple[int, ...]:
+    """The symmetries ``evaluator`` can evaluate ``board`` through (:meth:`Evaluator.transforms`;
+    ``(0,)`` for an evaluator without the method)."""
+    get = getattr(evaluator, "transforms", None)
+    return tuple(get((board.height, board.width))) if get is not None else (0,)
+
+
+def _reprior(node: Node, logits: np.ndarray, policy_temp: float) -> None:
+    """Replace the priors of the expanded ``node`` by the softmax of ``logits`` (over every
+    square) over its children, as :meth:`SearchTree.expand` makes them; its statistics stay."""
+    lg = logits[node.moves].astype(np.float64)
+    if policy_temp != 1.0:
+        lg /= policy_temp
+    p = np.exp(lg - lg.max())
+    node.P = p / p.sum()
+    node.PU = explore_terms(node)
 
 
 def explore_terms(node: Node) -> np.ndarray:
