@@ -909,6 +909,7 @@ class MCTS:
     def reset(self) -> None:
         """Forget the tree."""
         self.tree.reset()
+        self._averaged = None
 
     def search(self, board: Board, visits: Optional[int] = None,
                deadline: Optional[float] = None, stop: Optional[threading.Event] = None,
@@ -939,8 +940,10 @@ class MCTS:
             if cfg.root_symmetries and root is not self._averaged and len(self._transforms) > 1 \
                     and len(root.moves) > 1:
                 _reprior(root, evaluate_symmetric(self.evaluator, board)[0], cfg.policy_temp)
-                self._averaged = root
+            self._averaged = root
             self.prepare_root(root, reused=True)
+        else:
+            self._averaged = None   # (never keep the old tree alive through this reference)
         batch = max(1, int(self.evaluator.batch_size))
         if self.offload is not None:
             batch = cfg.offload_batch

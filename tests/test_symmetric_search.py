@@ -221,3 +221,23 @@ def test_evaluate_symmetric_with_the_network_is_invariant() -> None:
         l2, _ = ev.evaluate([ev.prepare(t)], (b.height, b.width))
         one_view_diffs.append(float(np.abs(l2[0][perm] - l1[0]).max()))
     assert max(one_view_diffs) > 1e-3
+
+
+def test_the_search_keeps_no_reference_to_an_old_root() -> None:
+    """The note of which root already has the mean priors never outlives that root (it would keep
+    the whole old tree in memory): after a search on another position, a reset, or a kept subtree
+    whose root has a single move, it is the current root or nothing."""
+    m = MCTS(PlaneEvaluator(tilt=0.5), dataclasses.replace(BASE, root_symmetries=True), seed=2)
+    b = _position()
+    m.search(b, visits=200)
+    assert m._averaged is m.root
+    other = Board(15)
+    other.play(other.parse("a1"))
+    m.search(other, visits=1)       # a fresh root, then expanded with the mean
+    assert m._averaged is m.root
+    m.reset()
+    assert m._averaged is None
+    m.search(b, visits=50)
+    m.tree.attach(other, None)      # a new root not searched yet
+    m.search(other, visits=1)
+    assert m._averaged in (None, m.root)
