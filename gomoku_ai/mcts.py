@@ -247,8 +247,10 @@ class MCTSConfig:
                                       # board's symmetries (evaluate_symmetric; a kept subtree's
                                       # root gets new priors so): one batch of 8 a move. Both
                                       # switches together, 15x15, 800 visits, 100 games against
-                                      # neither: +56 [+13, +101] Elo (pentanomial); against AIWine
-                                      # at 1 s +0.025 a game [-0.064, +0.114] (benchmarks/results/s31)
+                                      # neither: +56 [+13, +101] Elo (pentanomial); 20x20 +0
+                                      # [-73, +73]; against AIWine at 1 s, both boards, +0.023 a
+                                      # game [-0.037, +0.082]; ~5 % fewer simulations/s
+                                      # (benchmarks/results/s31)
     eval_cache: int = 4096            # the network's outputs of this many recently evaluated
                                       # positions are kept (EvalCache; 0: off), so that a position
                                       # reached again (a transposition, or a branch of the last
