@@ -587,12 +587,7 @@ class SearchTree:
             node.moves = _EMPTY_MOVES
             return False
         moves = cands
-        lg = logits[moves].astype(np.float64)
-        if self.cfg.policy_temp != 1.0:
-            lg /= self.cfg.policy_temp
-        lg -= lg.max()
-        p = np.exp(lg)
-        p /= p.sum()
+        p = priors(logits, moves, self.cfg.policy_temp)
         if is_root and self.cfg.dirichlet_alpha > 0 and k > 1:
             noise = self.rng.dirichlet([self.cfg.dirichlet_alpha] * k)
             f = self.cfg.noise_fraction
@@ -937,12 +932,9 @@ class MCTS:
         root = self.root
         assert root is not None
         cfg = self.cfg
-        self._transforms = _transforms(self.evaluator, board)
+        self._transforms = tuple(self.evaluator.transforms((board.height, board.width)))
         if kept:
-            if cfg.root_symmetries and root is not self._averaged and len(self._transforms) > 1 \
-                    and len(root.moves) > 1:
-                _reprior(root, evaluate_symmetric(self.evaluator, board)[0], cfg.policy_temp)
-            self._averaged = root
+            self._average_kept_root(root, board)
             self.prepare_root(root, reused=True)
         else:
             self._averaged = None   # (never keep the old tree alive through this reference)
@@ -1118,8 +1110,9 @@ class MCTS:
                     leaf, value = _pass_forced(tree, board, path, leaf, stats)
             if leaf is not None and value is None:
                 key = eval_key(board)
-                hit = cache.get(key) if cache is not None else None
-                if not path and tree.cfg.root_symmetries and len(self._transforms) > 1:
+                root_mean = not path and tree.cfg.root_symmetries and len(self._transforms) > 1
+                hit = cache.get(key) if cache is not None and not root_mean else None
+                if root_mean:
                     self._expand_averaged(leaf, board, key, stats)
                 elif hit is None:
                     ks = self._transforms if tree.cfg.random_symmetry else (0,)
@@ -1139,6 +1132,16 @@ class MCTS:
                 _backup(path, None, vl, fpu)
                 break
         return pending
+
+    def _average_kept_root(self, root: Node, board: Board) -> None:
+        """A kept subtree's ``root`` (``board`` at its position) gets, once, the mean priors over
+        the board's symmetries (:attr:`MCTSConfig.root_symmetries`); its statistics stay."""
+        cfg = self.cfg
+        if cfg.root_symmetries and root is not self._averaged and len(self._transforms) > 1 \
+                and len(root.moves) > 1:
+            root.P = priors(evaluate_symmetric(self.evaluator, board)[0], root.moves, cfg.policy_temp)
+            root.PU = explore_terms(root)
+        self._averaged = root
 
     def _expand_averaged(self, root: Node, board: Board, key: Tuple[int, int], stats: SearchStats) -> None:
         """Expand the new ``root`` (``board`` at its position) with its evaluation through every
@@ -1273,22 +1276,16 @@ def _three_replies(board: Board, ctx: Optional[tactics._Ctx] = None) -> Optional
     return sorted(q for q in points if board.is_empty(q))
 
 
-def _transforms(evaluator: Evaluator, board: Board) -> Tuple[int, ...]:
-    """The symmetries ``evaluator`` can evaluate ``board`` through (:meth:`Evaluator.transforms`;
-    ``(0,)`` for an evaluator without the method)."""
-    get = getattr(evaluator, "transforms", None)
-    return tuple(get((board.height, board.width))) if get is not None else (0,)
-
-
-def _reprior(node: Node, logits: np.ndarray, policy_temp: float) -> None:
-    """Replace the priors of the expanded ``node`` by the softmax of ``logits`` (over every
-    square) over its children, as :meth:`SearchTree.expand` makes them; its statistics stay."""
-    lg = logits[node.moves].astype(np.float64)
+def priors(logits: np.ndarray, moves: np.ndarray, policy_temp: float) -> np.ndarray:
+    """The priors of children ``moves``: the softmax of ``logits`` (over every square) at those
+    squares, divided by ``policy_temp`` first (:attr:`MCTSConfig.policy_temp`); float64."""
+    lg = logits[moves].astype(np.float64)
     if policy_temp != 1.0:
         lg /= policy_temp
-    p = np.exp(lg - lg.max())
-    node.P = p / p.sum()
-    node.PU = explore_terms(node)
+    lg -= lg.max()
+    p = np.exp(lg)
+    p /= p.sum()
+    return p
 
 
 def explore_terms(node: Node) -> np.ndarray:
