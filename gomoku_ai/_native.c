@@ -31,6 +31,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
+#include <math.h>
 
 #define EMPTY 0
 #define WALL 3
@@ -1140,7 +1141,103 @@ static PyObject *vcf_clear(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* ---------------------------------------------------------------- the MCTS tree's edge arithmetic
+ * select_vl() and backup_edge() do what the pure-Python loops of gomoku_ai/mcts.py (_descend,
+ * _backup) do on one node's child statistics, the same float64 operations in the same order, so
+ * that a search gives the identical tree with or without them. The statistics are the node's numpy
+ * arrays Q, PU, P, N, W (float64, C-contiguous, one entry per child), read and written through the
+ * buffer protocol (no numpy headers). */
+typedef struct { Py_buffer b[5]; int held; Py_ssize_t k; double *q, *pu, *p, *n, *w; } Stats;
+
+static void stats_release(Stats *st) {
+    for (int j = 0; j < st->held; j++) PyBuffer_Release(&st->b[j]);
+    st->held = 0;
+}
+
+static int stats_get(Stats *st, PyObject *const *arrays) {
+    st->held = 0;
+    for (int j = 0; j < 5; j++) {
+        if (PyObject_GetBuffer(arrays[j], &st->b[j], PyBUF_WRITABLE | PyBUF_FORMAT) < 0) {
+            stats_release(st);
+            return -1;
+        }
+        st->held = j + 1;
+        const char *f = st->b[j].format;
+        if (st->b[j].itemsize != 8 || !f || !((f[0] == 'd' && !f[1]) || (f[0] == '<' && f[1] == 'd' && !f[2])
+                                              || (f[0] == '=' && f[1] == 'd' && !f[2]))
+            || st->b[j].len != st->b[0].len) {
+            stats_release(st);
+            PyErr_SetString(PyExc_TypeError, "_native tree: Q, PU, P, N, W must be float64 arrays of one length");
+            return -1;
+        }
+    }
+    st->k = st->b[0].len / 8;
+    st->q = st->b[0].buf; st->pu = st->b[1].buf; st->p = st->b[2].buf;
+    st->n = st->b[3].buf; st->w = st->b[4].buf;
+    return 0;
+}
+
+/* select_vl(Q, PU, P, N, W, n, c_puct, vl, loss_q, win_q) -> i: the child maximising
+ * Q + (c_puct * sqrt(n + 1)) * PU (the first of equals, or the first NaN, as numpy's argmax), then
+ * its virtual loss: N[i] += vl, W[i] -= vl, Q[i] = W[i] / N[i] unless Q[i] is proven
+ * (<= loss_q or >= win_q), PU[i] = P[i] / (1 + N[i]). */
+static PyObject *select_vl(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 10) { PyErr_SetString(PyExc_TypeError, "select_vl: 10 arguments"); return NULL; }
+    long long n = PyLong_AsLongLong(args[5]);
+    double c = PyFloat_AsDouble(args[6]), vl = PyFloat_AsDouble(args[7]);
+    double loss = PyFloat_AsDouble(args[8]), win = PyFloat_AsDouble(args[9]);
+    if (PyErr_Occurred()) return NULL;
+    Stats st;
+    if (stats_get(&st, args) < 0) return NULL;
+    if (st.k == 0) { stats_release(&st); PyErr_SetString(PyExc_ValueError, "select_vl: no children"); return NULL; }
+    double coef = c * sqrt((double)(n + 1));
+    Py_ssize_t best = 0;
+    double top = st.q[0] + coef * st.pu[0];
+    if (top == top) {
+        for (Py_ssize_t j = 1; j < st.k; j++) {
+            double s = st.q[j] + coef * st.pu[j];
+            if (s != s) { best = j; break; }
+            if (s > top) { top = s; best = j; }
+        }
+    }
+    Py_ssize_t i = best;
+    st.n[i] += vl;
+    st.w[i] -= vl;
+    if (st.q[i] > loss && st.q[i] < win) st.q[i] = st.w[i] / st.n[i];
+    st.pu[i] = st.p[i] / (1.0 + st.n[i]);
+    stats_release(&st);
+    return PyLong_FromSsize_t(i);
+}
+
+/* backup_edge(Q, PU, P, N, W, i, vl, v, fpu_q, loss_q, win_q) -> None: child i's share of a backup whose
+ * child is not proven: N[i] -= vl, W[i] += vl (vl != 0); with a value v (not None) N[i] += 1,
+ * W[i] += v; Q[i] = W[i] / N[i] (fpu_q without visits) unless proven; PU[i] = 0 for a proven
+ * loss (Q[i] <= loss_q), else P[i] / (1 + N[i]). */
+static PyObject *backup_edge(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 11) { PyErr_SetString(PyExc_TypeError, "backup_edge: 11 arguments"); return NULL; }
+    Py_ssize_t i = PyLong_AsSsize_t(args[5]);
+    double vl = PyFloat_AsDouble(args[6]);
+    int has_v = args[7] != Py_None;
+    double v = has_v ? PyFloat_AsDouble(args[7]) : 0.0;
+    double fpu_q = PyFloat_AsDouble(args[8]), loss = PyFloat_AsDouble(args[9]);
+    double win = PyFloat_AsDouble(args[10]);
+    if (PyErr_Occurred()) return NULL;
+    Stats st;
+    if (stats_get(&st, args) < 0) return NULL;
+    if (i < 0 || i >= st.k) { stats_release(&st); PyErr_SetString(PyExc_IndexError, "backup_edge: child index"); return NULL; }
+    if (vl != 0.0) { st.n[i] -= vl; st.w[i] += vl; }
+    if (has_v) { st.n[i] += 1.0; st.w[i] += v; }
+    if (st.q[i] > loss && st.q[i] < win) st.q[i] = st.n[i] > 0 ? st.w[i] / st.n[i] : fpu_q;
+    st.pu[i] = st.q[i] <= loss ? 0.0 : st.p[i] / (1.0 + st.n[i]);
+    stats_release(&st);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
+    {"select_vl", (PyCFunction)(void (*)(void))select_vl, METH_FASTCALL, "MCTS selection with virtual loss (see gomoku_ai/mcts.py)."},
+    {"backup_edge", (PyCFunction)(void (*)(void))backup_edge, METH_FASTCALL, "MCTS backup of one edge (see gomoku_ai/mcts.py)."},
     {"search", vcf_search, METH_VARARGS, "VCF search (see gomoku_ai/native.py)."},
     {"clear", vcf_clear, METH_NOARGS, "Empty the transposition table."},
     {"window_scans", window_scans, METH_VARARGS, "Window scans (see gomoku_ai/native.py)."},

@@ -89,6 +89,10 @@ class Node:
         self.vct_checked = False      # the side to move's VCT was searched (MCTSConfig.tree_vct_visits)
 
 
+#: the C core's edge arithmetic (:func:`gomoku_ai.native.tree_ops`) used by :func:`_descend` and
+#: :func:`_backup`; None: their Python loops (the same tree)
+_TREE_OPS = native.tree_ops()
+
 _EMPTY_MOVES = np.zeros(0, np.int32)
 _EMPTY_F = np.zeros(0, np.float64)
 
@@ -651,14 +655,17 @@ def _descend(tree: SearchTree, board: Board, stats: SearchStats
         if cfg.tree_vct_visits and path and not node.vct_checked and node.n + 1 >= cfg.tree_vct_visits:
             if _tree_vct(tree, board, node, stats):
                 return path, node, 1.0
-        i = select_child(node, c)
-        # virtual loss: count the visit now, as a loss for the mover
-        N, W = node.N, node.W
-        N[i] += vl
-        W[i] -= vl
-        if node.Q[i] > LOSS_Q and node.Q[i] < WIN_Q:
-            node.Q[i] = W[i] / N[i]
-        node.PU[i] = node.P[i] / (1.0 + N[i])
+        if _TREE_OPS is not None:   # the same selection and virtual loss, in C
+            i = _TREE_OPS[0](node.Q, node.PU, node.P, node.N, node.W, node.n, c, vl, LOSS_Q, WIN_Q)
+        else:
+            i = select_child(node, c)
+            # virtual loss: count the visit now, as a loss for the mover
+            N, W = node.N, node.W
+            N[i] += vl
+            W[i] -= vl
+            if node.Q[i] > LOSS_Q and node.Q[i] < WIN_Q:
+                node.Q[i] = W[i] / N[i]
+            node.PU[i] = node.P[i] / (1.0 + N[i])
         path.append((node, i))
         m = int(node.moves[i])
         board.push_quiet(m)     # never a five: a node with a five-point is proven, left above
@@ -816,7 +823,17 @@ def _backup(path: _Path, value: Optional[float], vl: float, fpu_reduction: float
     ``value`` None only reverts. Propagates proven results; an edge left without visits gets
     back its first-play-urgency value (node value - ``fpu_reduction``)."""
     v = value
+    edge = _TREE_OPS[1] if _TREE_OPS is not None else None
     for node, i in reversed(path):
+        if edge is not None:
+            child = node.children[i]
+            if child is None or not child.proven:   # the common edge, in C (the same arithmetic)
+                if v is not None:
+                    v = -v
+                    node.n += 1
+                edge(node.Q, node.PU, node.P, node.N, node.W, i, vl, v,
+                     node.value - fpu_reduction, LOSS_Q, WIN_Q)
+                continue
         N, W = node.N, node.W
         if vl:
             N[i] -= vl

@@ -22,6 +22,11 @@ stay the caller's dictionaries.
 at import. ``PYGOMOKU_VCT_NATIVE=0`` turns off only the VCT search (:data:`gomoku_ai.vct.NATIVE_VCT`).
 :func:`status` says which prover runs and why.
 
+:func:`tree_ops` is the MCTS tree's edge arithmetic (selection with virtual loss, one edge's
+backup): the same float64 operations in the same order as :mod:`gomoku_ai.mcts`'s Python loops, so
+a search gives the identical tree with or without it (``tests/test_native_tree.py``); it only saves
+the interpreter's per-element work on numpy scalars.
+
 The C prover keeps its transposition tables in one array for the process (8 MB, allocated at the
 first search, entries overwritten on collision). Each entry carries a table number: a search without
 a caller's table gets a number of its own, and the searches that share a caller's ``tt`` dictionary
@@ -33,7 +38,9 @@ from __future__ import annotations
 import itertools
 import os
 import time
-from typing import Dict, List, NamedTuple, Optional, Tuple
+from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
+
+import numpy as np
 
 from .board import Board
 from .rules import Rule
@@ -185,3 +192,25 @@ def four_moves(board: Board, color: int) -> List[Tuple[int, Tuple[int, ...], boo
     assert _c is not None
     return _c.four_moves(board._buf, board.width, board.height, board.n,
                          int(board.rule is Rule.STANDARD), color)
+
+
+#: (Q, PU, P, N, W, n, c_puct, virtual_loss, loss_q, win_q) -> the index of the child selected
+SelectVL = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, float, float,
+                     float, float], int]
+#: (Q, PU, P, N, W, i, virtual_loss, value or None, fpu_q, loss_q, win_q) -> None
+BackupEdge = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, float,
+                       Optional[float], float, float, float], None]
+
+
+def tree_ops() -> Optional[Tuple[SelectVL, BackupEdge]]:
+    """The C core's MCTS edge arithmetic, ``(select_vl, backup_edge)``, when it is built (with them)
+    and on, else None (the search then runs its Python loops; the trees are identical). The arrays
+    are a node's float64 child statistics, changed in place (:func:`gomoku_ai.mcts._descend` and
+    :func:`gomoku_ai.mcts._backup` say what each computes)."""
+    if not ENABLED:
+        return None
+    sel = getattr(_c, "select_vl", None)
+    back = getattr(_c, "backup_edge", None)
+    if sel is None or back is None:     # an older build of the C core
+        return None
+    return sel, back
