@@ -1235,9 +1235,72 @@ static PyObject *backup_edge(PyObject *self, PyObject *const *args, Py_ssize_t n
     Py_RETURN_NONE;
 }
 
+/* near_candidates(near_root, cells, w, h, moves, start, r) -> list: the empty squares (ascending flat
+ * indices) that are True in near_root (bool, h * w: the squares within r of a stone at the root) or
+ * within Chebyshev distance r of one of moves[start:] (the moves since the root), as
+ * SearchTree.candidates_all computes them in gomoku_ai/mcts.py. cells is the board's padded buffer
+ * (see the top of this file: EMPTY 0). */
+static PyObject *near_candidates(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 7) { PyErr_SetString(PyExc_TypeError, "near_candidates: 7 arguments"); return NULL; }
+    long w = PyLong_AsLong(args[2]), h = PyLong_AsLong(args[3]);
+    Py_ssize_t start = PyLong_AsSsize_t(args[5]);
+    long r = PyLong_AsLong(args[6]);
+    if (PyErr_Occurred()) return NULL;
+    PyObject *moves = args[4];
+    if (!PyList_Check(moves)) { PyErr_SetString(PyExc_TypeError, "near_candidates: moves must be a list"); return NULL; }
+    if (w < 1 || h < 1 || w > 32 || h > 32 || r < 0 || start < 0) {
+        PyErr_SetString(PyExc_ValueError, "near_candidates: bad geometry");
+        return NULL;
+    }
+    Py_buffer nb, cb;
+    if (PyObject_GetBuffer(args[0], &nb, PyBUF_FORMAT) < 0) return NULL;
+    if (nb.itemsize != 1 || nb.len != w * h || !nb.format || strcmp(nb.format, "?") != 0) {
+        PyBuffer_Release(&nb);
+        PyErr_SetString(PyExc_TypeError, "near_candidates: near_root must be a bool array of h * w");
+        return NULL;
+    }
+    if (PyObject_GetBuffer(args[1], &cb, PyBUF_SIMPLE) < 0) { PyBuffer_Release(&nb); return NULL; }
+    long p = w + 1;
+    if (cb.len != (h + 2) * p + 1) {
+        PyBuffer_Release(&nb); PyBuffer_Release(&cb);
+        PyErr_SetString(PyExc_ValueError, "near_candidates: cells is not the padded board of w x h");
+        return NULL;
+    }
+    unsigned char near[32 * 32];
+    memcpy(near, nb.buf, (size_t)(w * h));
+    PyBuffer_Release(&nb);
+    Py_ssize_t nm = PyList_GET_SIZE(moves);
+    for (Py_ssize_t k = start; k < nm; k++) {
+        long m = PyLong_AsLong(PyList_GET_ITEM(moves, k));
+        if (m < 0 || m >= w * h) {
+            PyBuffer_Release(&cb);
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "near_candidates: a move is off the board");
+            return NULL;
+        }
+        long x = m % w, y = m / w;
+        long y0 = y - r < 0 ? 0 : y - r, y1 = y + r >= h ? h - 1 : y + r;
+        long x0 = x - r < 0 ? 0 : x - r, x1 = x + r >= w ? w - 1 : x + r;
+        for (long yy = y0; yy <= y1; yy++)
+            memset(near + yy * w + x0, 1, (size_t)(x1 - x0 + 1));
+    }
+    const unsigned char *cells = cb.buf;
+    PyObject *out = PyList_New(0);
+    for (long i = 0; out && i < w * h; i++) {
+        if (near[i] && cells[(i / w + 1) * p + i % w] == EMPTY) {
+            PyObject *v = PyLong_FromLong(i);
+            if (!v || PyList_Append(out, v) < 0) { Py_XDECREF(v); Py_CLEAR(out); break; }
+            Py_DECREF(v);
+        }
+    }
+    PyBuffer_Release(&cb);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"select_vl", (PyCFunction)(void (*)(void))select_vl, METH_FASTCALL, "MCTS selection with virtual loss (see gomoku_ai/mcts.py)."},
     {"backup_edge", (PyCFunction)(void (*)(void))backup_edge, METH_FASTCALL, "MCTS backup of one edge (see gomoku_ai/mcts.py)."},
+    {"near_candidates", (PyCFunction)(void (*)(void))near_candidates, METH_FASTCALL, "SearchTree.candidates_all (see gomoku_ai/mcts.py)."},
     {"search", vcf_search, METH_VARARGS, "VCF search (see gomoku_ai/native.py)."},
     {"clear", vcf_clear, METH_NOARGS, "Empty the transposition table."},
     {"window_scans", window_scans, METH_VARARGS, "Window scans (see gomoku_ai/native.py)."},

@@ -89,8 +89,8 @@ class Node:
         self.vct_checked = False      # the side to move's VCT was searched (MCTSConfig.tree_vct_visits)
 
 
-#: the C core's edge arithmetic (:func:`gomoku_ai.native.tree_ops`) used by :func:`_descend` and
-#: :func:`_backup`; None: their Python loops (the same tree)
+#: the C core's tree arithmetic (:func:`gomoku_ai.native.tree_ops`) used by :func:`_descend`,
+#: :func:`_backup` and :meth:`SearchTree.candidates_all`; None: their Python code (the same tree)
 _TREE_OPS = native.tree_ops()
 
 _EMPTY_MOVES = np.zeros(0, np.int32)
@@ -545,7 +545,11 @@ class SearchTree:
             node.terminal = 0.0
 
     def candidates_all(self, board: Board) -> List[int]:
-        """Empty squares within ``radius`` of a stone: the root's mask plus the moves since."""
+        """Empty squares within ``radius`` of a stone: the root's mask plus the moves since
+        (ascending)."""
+        if _TREE_OPS is not None:
+            return _TREE_OPS.near_candidates(self._near_root, board._buf, board.width, board.height,
+                                             board.moves, self._root_len, self.cfg.radius)
         near = self._near_root.copy()
         r = self.cfg.radius
         w = board.width
@@ -656,7 +660,7 @@ def _descend(tree: SearchTree, board: Board, stats: SearchStats
             if _tree_vct(tree, board, node, stats):
                 return path, node, 1.0
         if _TREE_OPS is not None:   # the same selection and virtual loss, in C
-            i = _TREE_OPS[0](node.Q, node.PU, node.P, node.N, node.W, node.n, c, vl, LOSS_Q, WIN_Q)
+            i = _TREE_OPS.select_vl(node.Q, node.PU, node.P, node.N, node.W, node.n, c, vl, LOSS_Q, WIN_Q)
         else:
             i = select_child(node, c)
             # virtual loss: count the visit now, as a loss for the mover
@@ -823,7 +827,7 @@ def _backup(path: _Path, value: Optional[float], vl: float, fpu_reduction: float
     ``value`` None only reverts. Propagates proven results; an edge left without visits gets
     back its first-play-urgency value (node value - ``fpu_reduction``)."""
     v = value
-    edge = _TREE_OPS[1] if _TREE_OPS is not None else None
+    edge = _TREE_OPS.backup_edge if _TREE_OPS is not None else None
     for node, i in reversed(path):
         if edge is not None:
             child = node.children[i]

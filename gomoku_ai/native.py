@@ -200,17 +200,26 @@ SelectVL = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
 #: (Q, PU, P, N, W, i, virtual_loss, value or None, fpu_q, loss_q, win_q) -> None
 BackupEdge = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, float,
                        Optional[float], float, float, float], None]
+#: (near_root, the board's padded cells, width, height, board.moves, root ply, radius) -> squares
+NearCandidates = Callable[[np.ndarray, bytearray, int, int, List[int], int, int], List[int]]
 
 
-def tree_ops() -> Optional[Tuple[SelectVL, BackupEdge]]:
-    """The C core's MCTS edge arithmetic, ``(select_vl, backup_edge)``, when it is built (with them)
-    and on, else None (the search then runs its Python loops; the trees are identical). The arrays
-    are a node's float64 child statistics, changed in place (:func:`gomoku_ai.mcts._descend` and
-    :func:`gomoku_ai.mcts._backup` say what each computes)."""
+class TreeOps(NamedTuple):
+    """The C core's MCTS arithmetic (:func:`tree_ops`); each computes what the Python code it
+    stands for computes, exactly."""
+
+    select_vl: SelectVL             #: the selection and virtual loss of :func:`gomoku_ai.mcts._descend`
+    backup_edge: BackupEdge         #: one edge of :func:`gomoku_ai.mcts._backup` (child not proven)
+    near_candidates: NearCandidates  #: :meth:`gomoku_ai.mcts.SearchTree.candidates_all`
+
+
+def tree_ops() -> Optional[TreeOps]:
+    """The C core's MCTS arithmetic when it is built (with it) and on, else None (the search then
+    runs its Python code; the trees are identical). The arrays are a node's float64 child
+    statistics, changed in place."""
     if not ENABLED:
         return None
-    sel = getattr(_c, "select_vl", None)
-    back = getattr(_c, "backup_edge", None)
-    if sel is None or back is None:     # an older build of the C core
+    fns = [getattr(_c, name, None) for name in TreeOps._fields]
+    if any(f is None for f in fns):     # an older build of the C core
         return None
-    return sel, back
+    return TreeOps(*fns)

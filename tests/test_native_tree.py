@@ -15,6 +15,7 @@ from gomoku_ai.board import Board
 from gomoku_ai.evaluator import HeuristicEvaluator, NetworkEvaluator
 from gomoku_ai.mcts import LOSS_Q, MCTS, WIN_Q, MCTSConfig, Node, select_child
 from gomoku_ai.net.model import load_model
+from gomoku_ai.rules import WALL
 
 OPS = native.tree_ops()
 pytestmark = pytest.mark.skipif(OPS is None, reason="the C core is not built (or PYGOMOKU_NATIVE=0)")
@@ -80,7 +81,7 @@ def test_select_vl_is_the_python_selection(k: int) -> None:
     for step in range(300):
         c, vl = (1.8, 1.0) if step % 3 else (0.7, 2.5)
         i_py = _py_select_vl(*a, n, c, vl)
-        i_c = OPS[0](*b, n, c, vl, LOSS_Q, WIN_Q)
+        i_c = OPS.select_vl(*b, n, c, vl, LOSS_Q, WIN_Q)
         assert i_c == i_py, f"step {step}"
         for x, y in zip(a, b):
             assert np.array_equal(x, y)      # bit for bit: the same float64 operations
@@ -92,7 +93,7 @@ def test_select_vl_takes_the_first_of_equal_scores() -> None:
     Q = np.array([0.1, 0.3, 0.3, 0.2])
     PU = np.zeros(4)
     P, N, W = np.full(4, 0.25), np.ones(4), Q.copy()
-    assert OPS[0](Q, PU, P, N, W, 4, 1.8, 1.0, LOSS_Q, WIN_Q) == 1
+    assert OPS.select_vl(Q, PU, P, N, W, 4, 1.8, 1.0, LOSS_Q, WIN_Q) == 1
     assert N[1] == 2.0 and W[1] == pytest.approx(-0.7) and Q[1] == pytest.approx(-0.35)
     assert PU[1] == pytest.approx(0.25 / 3.0)
 
@@ -101,7 +102,7 @@ def test_select_vl_keeps_a_proven_q() -> None:
     assert OPS is not None
     Q = np.array([WIN_Q, 0.0])
     PU, P, N, W = np.zeros(2), np.array([0.5, 0.5]), np.array([3.0, 3.0]), np.array([3.0, 0.0])
-    assert OPS[0](Q, PU, P, N, W, 7, 1.8, 1.0, LOSS_Q, WIN_Q) == 0
+    assert OPS.select_vl(Q, PU, P, N, W, 7, 1.8, 1.0, LOSS_Q, WIN_Q) == 0
     assert Q[0] == WIN_Q and N[0] == 4.0 and W[0] == 2.0
 
 
@@ -121,7 +122,7 @@ def test_backup_edge_is_the_python_backup(k: int) -> None:
                 arrs[4][i] -= vl
         fpu_q = float(rng.uniform(-1.0, 0.5))
         _py_backup_edge(*a, i, vl, v, fpu_q)
-        OPS[1](*b, i, vl, v, fpu_q, LOSS_Q, WIN_Q)
+        OPS.backup_edge(*b, i, vl, v, fpu_q, LOSS_Q, WIN_Q)
         for x, y in zip(a, b):
             assert np.array_equal(x, y), f"step {step}"
 
@@ -129,16 +130,16 @@ def test_backup_edge_is_the_python_backup(k: int) -> None:
 def test_backup_edge_without_visits_gets_the_first_play_value() -> None:
     assert OPS is not None
     Q, PU, P, N, W = np.array([-0.5]), np.zeros(1), np.ones(1), np.array([1.0]), np.array([-1.0])
-    OPS[1](Q, PU, P, N, W, 0, 1.0, None, 0.125, LOSS_Q, WIN_Q)     # a collision: only reverts
+    OPS.backup_edge(Q, PU, P, N, W, 0, 1.0, None, 0.125, LOSS_Q, WIN_Q)     # a collision: only reverts
     assert N[0] == 0.0 and W[0] == 0.0 and Q[0] == 0.125 and PU[0] == 1.0
     Q[0] = LOSS_Q
-    OPS[1](Q, PU, P, N, W, 0, 0.0, 0.5, 0.125, LOSS_Q, WIN_Q)      # a proven loss stays one
+    OPS.backup_edge(Q, PU, P, N, W, 0, 0.0, 0.5, 0.125, LOSS_Q, WIN_Q)      # a proven loss stays one
     assert Q[0] == LOSS_Q and PU[0] == 0.0 and N[0] == 1.0
 
 
 def test_bad_arrays_are_refused() -> None:
     assert OPS is not None
-    sel, edge = OPS
+    sel, edge = OPS.select_vl, OPS.backup_edge
     ok = [np.zeros(3) for _ in range(5)]
     with pytest.raises(TypeError):
         sel(*ok[:4], np.zeros(3, np.float32), 1, 1.8, 1.0, LOSS_Q, WIN_Q)
@@ -157,6 +158,56 @@ def test_bad_arrays_are_refused() -> None:
     with pytest.raises((TypeError, ValueError, BufferError)):
         sel(*ok[:4], frozen, 1, 1.8, 1.0, LOSS_Q, WIN_Q)
     assert all(not x.any() for x in ok)       # nothing written by a refused call
+
+
+@pytest.mark.parametrize("width,height,radius", [(15, 15, 2), (20, 20, 2), (12, 7, 1), (9, 9, 3)])
+def test_near_candidates_are_the_python_candidates(monkeypatch: pytest.MonkeyPatch, width: int,
+                                                   height: int, radius: int) -> None:
+    """Random games (walls on some squares): at each ply of a line below a root, the C candidates
+    are the Python ones, in the same (ascending) order."""
+    assert OPS is not None
+    rng = np.random.default_rng(width * 100 + height + radius)
+    for game in range(6):
+        b = Board(width, height)
+        squares = rng.permutation(width * height).tolist()
+        if game % 2:    # walls (a board cut to shape): never candidates
+            for sq in squares[-5:]:
+                b._buf[b._pad[sq]] = WALL
+            squares = squares[:-5]
+        root_ply = int(rng.integers(0, 12))
+        for mv in squares[:root_ply]:
+            b.push(mv)
+        tree = M.SearchTree(MCTSConfig(radius=radius), np.random.default_rng(0))
+        tree.attach(b, None)
+        for mv in squares[root_ply:root_ply + 10]:
+            monkeypatch.setattr(M, "_TREE_OPS", OPS)
+            got = tree.candidates_all(b)
+            monkeypatch.setattr(M, "_TREE_OPS", None)
+            want = tree.candidates_all(b)
+            assert got == want and want == sorted(want)
+            assert all(isinstance(m, int) for m in got)
+            b.push_quiet(mv)
+
+
+def test_near_candidates_refuse_bad_input() -> None:
+    assert OPS is not None
+    b = Board(15)
+    near = np.zeros((15, 15), bool)
+    near_c = OPS.near_candidates
+    assert near_c(near, b._buf, 15, 15, [], 0, 2) == []
+    b.push(112)
+    assert near_c(near, b._buf, 15, 15, b.moves, 0, 1) == [96, 97, 98, 111, 113, 126, 127, 128]
+    assert near_c(near, b._buf, 15, 15, b.moves, 1, 1) == []      # no move since the root
+    with pytest.raises(TypeError):
+        near_c(near.astype(np.uint8), b._buf, 15, 15, [], 0, 2)
+    with pytest.raises(TypeError):
+        near_c(np.zeros((15, 14), bool), b._buf, 15, 15, [], 0, 2)
+    with pytest.raises(ValueError):
+        near_c(near, bytearray(10), 15, 15, [], 0, 2)
+    with pytest.raises(ValueError):
+        near_c(near, b._buf, 15, 15, [225], 0, 2)
+    with pytest.raises(TypeError):
+        near_c(near, b._buf, 15, 15, (112,), 0, 2)
 
 
 def test_tree_ops_follow_the_native_switch(monkeypatch: pytest.MonkeyPatch) -> None:
