@@ -38,7 +38,7 @@ from __future__ import annotations
 import itertools
 import os
 import time
-from typing import Callable, Dict, List, NamedTuple, Optional, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -219,7 +219,7 @@ def tree_ops() -> Optional[TreeOps]:
     statistics, changed in place."""
     if not ENABLED:
         return None
-    fns = [getattr(_c, name, None) for name in TreeOps._fields]
+    fns: List[Any] = [getattr(_c, name, None) for name in TreeOps._fields]
     if any(f is None for f in fns):     # an older build of the C core
         return None
     return TreeOps(*fns)
