@@ -4,7 +4,9 @@
  *   window_scans()  tactics._window_scans, every rule (the same lists in the same order);
  *   threats()       vct._threats, and four_moves(): tactics._four_moves, FREESTYLE and STANDARD;
  *   vct()           the VCT search of vct._VCT (without verify_defences), FREESTYLE and STANDARD;
- *   clear()         empties the prover's transposition table.
+ *   clear()         empties the prover's transposition table;
+ *   select_vl(), backup_edge(), near_candidates()
+ *                   the MCTS tree's arithmetic of gomoku_ai/mcts.py (every rule; see below).
  * None of them releases the GIL, so the static state below is never used by two calls at once.
  *
  * search() is the same algorithm as tactics._VCF:
@@ -1311,6 +1313,6 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native",
-                                    "The C core: VCF prover, VCT search and window scans.", -1, methods};
+                                    "The C core: VCF prover, VCT search, window scans and the MCTS tree arithmetic.", -1, methods};
 
 PyMODINIT_FUNC PyInit__native(void) { return PyModule_Create(&module); }

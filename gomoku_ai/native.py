@@ -22,10 +22,11 @@ stay the caller's dictionaries.
 at import. ``PYGOMOKU_VCT_NATIVE=0`` turns off only the VCT search (:data:`gomoku_ai.vct.NATIVE_VCT`).
 :func:`status` says which prover runs and why.
 
-:func:`tree_ops` is the MCTS tree's edge arithmetic (selection with virtual loss, one edge's
-backup): the same float64 operations in the same order as :mod:`gomoku_ai.mcts`'s Python loops, so
-a search gives the identical tree with or without it (``tests/test_native_tree.py``); it only saves
-the interpreter's per-element work on numpy scalars.
+:func:`tree_ops` is the MCTS tree's arithmetic (the selection with its virtual loss, one edge's
+backup, the candidate squares near the stones), for every rule: the same float64 operations in the
+same order as :mod:`gomoku_ai.mcts`'s Python code, so a search gives the identical tree with or
+without it (``tests/test_native_tree.py``); it only saves the interpreter's per-element work on numpy
+scalars (session 32: 14 % more simulations a second on 15x15, 6 % on 20x20).
 
 The C prover keeps its transposition tables in one array for the process (8 MB, allocated at the
 first search, entries overwritten on collision). Each entry carries a table number: a search without
