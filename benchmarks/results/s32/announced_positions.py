@@ -4,7 +4,8 @@ or VCF it found), from tournament results files, and what the player does there 
 For each game we lost with AIWine announcing, the position before our last move before the
 announcement is searched by the whole player (0.9 s, a fresh player, the switches of each
 configuration in the environment); the move it chooses is then checked with our C VCT for the
-opponent (depth 7, 200,000 attacker nodes): "held" when that finds no win.
+opponent (depth 7, 200,000 attacker nodes): "held" when that finds no win. Progress on stderr, one
+JSON object on stdout (lost_before.py reads it, xz-compressed or not).
 
     taskset -c 0 .venv/bin/python benchmarks/results/s32/announced_positions.py 20 \
         "default=" "threat5=PYGOMOKU_THREAT=5,20000" -- runs/s32/aiwine-20-cops-1311/results.jsonl ...
@@ -68,5 +69,5 @@ for name, env in configs:
         rows.append({"file": path, "game": game, "ply": ply, "move": info.move, "held": not lost,
                      "ms": round(info.elapsed_ms)})
     out["configs"][name] = {"env": env, "held": held, "rows": rows}
-    print(name, env, f"held {held}/{len(positions)}", flush=True)
+    print(name, env, f"held {held}/{len(positions)}", file=sys.stderr, flush=True)
 print(json.dumps(out))
