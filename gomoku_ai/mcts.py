@@ -642,6 +642,7 @@ def _descend(tree: SearchTree, board: Board, stats: SearchStats
     cfg = tree.cfg
     vl = cfg.virtual_loss
     c = cfg.c_puct
+    select_vl = _TREE_OPS.select_vl if _TREE_OPS is not None else None
     while True:
         if node.terminal is not None:
             return path, node, node.terminal
@@ -659,8 +660,8 @@ def _descend(tree: SearchTree, board: Board, stats: SearchStats
         if cfg.tree_vct_visits and path and not node.vct_checked and node.n + 1 >= cfg.tree_vct_visits:
             if _tree_vct(tree, board, node, stats):
                 return path, node, 1.0
-        if _TREE_OPS is not None:   # the same selection and virtual loss, in C
-            i = _TREE_OPS.select_vl(node.Q, node.PU, node.P, node.N, node.W, node.n, c, vl, LOSS_Q, WIN_Q)
+        if select_vl is not None:   # the same selection and virtual loss, in C
+            i = select_vl(node.Q, node.PU, node.P, node.N, node.W, node.n, c, vl, LOSS_Q, WIN_Q)
         else:
             i = select_child(node, c)
             # virtual loss: count the visit now, as a loss for the mover
