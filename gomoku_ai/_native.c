@@ -539,7 +539,7 @@ static PyObject *window_scans(PyObject *self, PyObject *args) {
  * Threat moves: tactics._line_info for FREESTYLE and exact five (not caro), and the two whole-board
  * lists built on it, vct._threats and tactics._four_moves. */
 
-typedef struct { int five, nf, nt; int fpts[8]; } LineInfo;
+typedef struct { int five, nf, nt; int fpts[8]; int tpts[16]; } LineInfo;
 
 /* The run of c through j in a (length L): its ends in *lo, *hi; does it win? */
 static int row_wins(const unsigned char *a, int L, int j, int c, int n, int exact, int *lo, int *hi) {
@@ -567,7 +567,8 @@ static int points(unsigned char *a, int L, int i, int e, int c, int n, int exact
 }
 
 /* tactics._line_info of the line through pi along step, pi taken as a c stone: five, the
- * five-points (offsets in steps from pi) and the number of straight-four points (tpts). */
+ * five-points (offsets in steps from pi) and the straight-four points (tpts: their number nt and
+ * the offsets, ascending, as the Python tuple; a window of 2n - 1 <= 15 squares holds them all). */
 static void line_info(const Search *s, int pi, int step, int c, LineInfo *r) {
     int n = s->n, L = 2 * n + 1, i = n;
     unsigned char a[2 * 8 + 1];
@@ -596,25 +597,40 @@ static void line_info(const Search *s, int pi, int step, int c, LineInfo *r) {
         int five_pt = row_wins(a, L, e, c, n, s->exact, &lo, &hi) && lo <= i && i <= hi;
         int pts = five_pt ? 0 : points(a, L, i, e, c, n, s->exact, NULL);
         a[e] = EMPTY;
-        if (pts >= 2) r->nt++;
+        if (pts >= 2) { if (r->nt < 16) r->tpts[r->nt] = e - i; r->nt++; }
     }
 }
 
-/* The board of a threats / four_moves call (cells shifted by off, as search()). */
+/* Check a board's geometry and colour c, copy its cells into s (shifted by off, as search())
+ * and release buf, in every case. -1 with ValueError set when refused. */
+static int take_board(Search *s, Py_buffer *buf, int w, int h, int n, int exact, int c) {
+    Py_ssize_t need = (Py_ssize_t)(h + 2) * (w + 1) + 1;
+    if (w < 5 || h < 5 || w > 32 || h > 32 || n < 3 || n > 8 || (c != 1 && c != 2)
+        || buf->len != need) {
+        PyBuffer_Release(buf);
+        PyErr_SetString(PyExc_ValueError, "_native: bad board geometry or colour");
+        return -1;
+    }
+    load_cells(s, buf->buf, need, w, h, n, exact);
+    PyBuffer_Release(buf);
+    return 0;
+}
+
+/* The board of a threats / four_moves call. */
 static int load_board(Search *s, PyObject *args, int *c) {
     Py_buffer buf;
     int w, h, n, exact;
     if (!PyArg_ParseTuple(args, "y*iiiii", &buf, &w, &h, &n, &exact, c)) return -1;
-    Py_ssize_t need = (Py_ssize_t)(h + 2) * (w + 1) + 1;
-    if (w < 5 || h < 5 || w > 32 || h > 32 || n < 3 || n > 8 || (*c != 1 && *c != 2)
-        || buf.len != need) {
-        PyBuffer_Release(&buf);
-        PyErr_SetString(PyExc_ValueError, "_native: bad board geometry or colour");
+    return take_board(s, &buf, w, h, n, exact, *c);
+}
+
+/* The padded index in s of flat square m; -1 with ValueError set when m is off the board. */
+static int padded(const Search *s, long m) {
+    if (m < 0 || m >= (long)s->w * s->h) {
+        PyErr_SetString(PyExc_ValueError, "_native: a square is off the board");
         return -1;
     }
-    load_cells(s, buf.buf, need, w, h, n, exact);
-    PyBuffer_Release(&buf);
-    return 0;
+    return (int)((m / s->w + 1) * s->p + m % s->w + s->off);
 }
 
 /* The empty squares of the n-windows holding exactly k stones of c and empty squares otherwise,
@@ -1143,6 +1159,131 @@ static PyObject *vcf_clear(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* ---------------------------------------------------------------------------------------------
+ * Node creation in the MCTS tree (gomoku_ai/mcts.py), FREESTYLE and STANDARD. */
+
+/* Is s a four-move of c (a five-point on some line through it, no five)? tactics._four_moves. */
+static int is_four_move(const Search *s, int m, int c) {
+    int four = 0;
+    for (int d = 0; d < 4; d++) {
+        LineInfo li;
+        line_info(s, m, s->dirs[d], c, &li);
+        if (li.five) return 0;
+        if (li.nf) four = 1;
+    }
+    return four;
+}
+
+/* three_replies(buf, width, height, n, exact, move, colour) -> [square, ...] ascending, or None:
+ * mcts._three_replies past its rule checks. colour's stone on move (flat) makes an open three on
+ * some line (no four there): its straight-four points and their five-points, plus every move
+ * that makes the other colour a four, the empty ones; None when it makes no such three. */
+static PyObject *three_replies(PyObject *self, PyObject *args) {
+    static Search T;
+    static unsigned char mark[MAX_CELLS];
+    static int sq[MAX_CELLS];
+    Py_buffer buf;
+    int w, h, n, exact, c;
+    long mv;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*iiiili", &buf, &w, &h, &n, &exact, &mv, &c)) return NULL;
+    if (take_board(&T, &buf, w, h, n, exact, c)) return NULL;
+    int m = padded(&T, mv);
+    if (m < 0) return NULL;
+    if (T.cell[m] != c) { PyErr_SetString(PyExc_ValueError, "three_replies: move is not a stone of colour"); return NULL; }
+    memset(mark, 0, (size_t)T.size);
+    int any = 0;
+    for (int d = 0; d < 4; d++) {
+        LineInfo li;
+        int step = T.dirs[d];
+        line_info(&T, m, step, c, &li);
+        if (li.nf || !li.nt) continue;
+        for (int k = 0; k < li.nt && k < 16; k++) {
+            int t = m + li.tpts[k] * step;
+            LineInfo l2;
+            mark[t] = 1; any = 1;
+            line_info(&T, t, step, c, &l2);
+            for (int j = 0; j < l2.nf; j++) mark[t + l2.fpts[j] * step] = 1;
+        }
+    }
+    if (!any) Py_RETURN_NONE;
+    int ns = window_squares(&T, 3 - c, n - 2, sq, MAX_CELLS);
+    for (int k = 0; k < ns; k++)
+        if (!mark[sq[k]] && is_four_move(&T, sq[k], 3 - c)) mark[sq[k]] = 1;
+    PyObject *out = PyList_New(0);
+    for (int pi = 0; out && pi < T.size; pi++) {
+        if (!mark[pi] || T.cell[pi] != EMPTY) continue;
+        PyObject *v = PyLong_FromLong(to_flat(&T, pi));
+        if (!v || PyList_Append(out, v) < 0) { Py_XDECREF(v); Py_CLEAR(out); }
+        else Py_DECREF(v);
+    }
+    return out;
+}
+
+/* Append to out the squares of the list sq (flat) other than m where c would make five. 0, or
+ * -1 with an exception set. */
+static int fives_of_list(const Search *s, PyObject *sq, long m, int c, PyObject *out) {
+    if (!PyList_Check(sq)) { PyErr_SetString(PyExc_TypeError, "child_fives: fives must be lists"); return -1; }
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(sq); k++) {
+        PyObject *o = PyList_GET_ITEM(sq, k);
+        long q = PyLong_AsLong(o);
+        if (q == -1 && PyErr_Occurred()) return -1;
+        if (q == m) continue;
+        int pi = padded(s, q);
+        if (pi < 0) return -1;
+        if (s->cell[pi] == EMPTY && makes_five(s, pi, c) && PyList_Append(out, o) < 0) return -1;
+    }
+    return 0;
+}
+
+/* child_fives(buf, width, height, n, exact, move, colour, parent_opp_fives, parent_my_fives)
+ * -> (my_fives, opp_fives or None): mcts._init_threats of the child reached by move (flat, on the
+ * board), colour to move there. my_fives: the parent's opp_fives where colour now makes five; when
+ * there are none, opp_fives: mcts._new_fives of the other colour through move (each line, each
+ * side, the first empty square past the run, in Board._dirs order, repeats kept), then the
+ * parent's my_fives where the other colour makes five. */
+static PyObject *child_fives(PyObject *self, PyObject *args) {
+    static Search T;
+    Py_buffer buf;
+    int w, h, n, exact, c;
+    long mv;
+    PyObject *popp, *pmy;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*iiiiliOO", &buf, &w, &h, &n, &exact, &mv, &c, &popp, &pmy)) return NULL;
+    if (take_board(&T, &buf, w, h, n, exact, c)) return NULL;
+    int m = padded(&T, mv);
+    if (m < 0) return NULL;
+    int o = 3 - c;
+    if (T.cell[m] != o) { PyErr_SetString(PyExc_ValueError, "child_fives: move is not the mover's stone"); return NULL; }
+    PyObject *mine = PyList_New(0), *theirs = NULL;
+    if (!mine || fives_of_list(&T, popp, mv, c, mine) < 0) goto fail;
+    if (PyList_GET_SIZE(mine)) return Py_BuildValue("(NO)", mine, Py_None);
+    theirs = PyList_New(0);
+    if (!theirs) goto fail;
+    const unsigned char *b = T.cell;
+    for (int d = 0; d < 4; d++) {
+        int step = T.dirs[d];
+        for (int sgn = 1; sgn >= -1; sgn -= 2) {
+            int st = sgn * step, a = m + st, run = 1, beyond = 0;
+            while (b[a] == o) { a += st; run++; }
+            if (b[a] != EMPTY) continue;
+            for (int q = a + st; b[q] == o; q += st) beyond++;
+            for (int q = m - st; b[q] == o; q -= st) run++;
+            if (run + 1 + beyond >= n && makes_five(&T, a, o)) {
+                PyObject *v = PyLong_FromLong(to_flat(&T, a));
+                if (!v || PyList_Append(theirs, v) < 0) { Py_XDECREF(v); goto fail; }
+                Py_DECREF(v);
+            }
+        }
+    }
+    if (fives_of_list(&T, pmy, mv, o, theirs) < 0) goto fail;
+    return Py_BuildValue("(NN)", mine, theirs);
+fail:
+    Py_XDECREF(mine);
+    Py_XDECREF(theirs);
+    return NULL;
+}
+
 /* ---------------------------------------------------------------- the MCTS tree's edge arithmetic
  * select_vl() and backup_edge() do what the pure-Python loops of gomoku_ai/mcts.py (_descend,
  * _backup) do on one node's child statistics, the same float64 operations in the same order, so
@@ -1309,6 +1450,8 @@ static PyMethodDef methods[] = {
     {"threats", threats, METH_VARARGS, "vct._threats (see gomoku_ai/native.py)."},
     {"four_moves", four_moves, METH_VARARGS, "tactics._four_moves (see gomoku_ai/native.py)."},
     {"vct", vct_search, METH_VARARGS, "vct._VCT (see gomoku_ai/native.py)."},
+    {"three_replies", three_replies, METH_VARARGS, "mcts._three_replies (see gomoku_ai/native.py)."},
+    {"child_fives", child_fives, METH_VARARGS, "mcts._init_threats (see gomoku_ai/native.py)."},
     {NULL, NULL, 0, NULL}
 };
 

@@ -92,6 +92,9 @@ class Node:
 #: the C core's tree arithmetic (:func:`gomoku_ai.native.tree_ops`) used by :func:`_descend`,
 #: :func:`_backup` and :meth:`SearchTree.candidates_all`; None: their Python code (the same tree)
 _TREE_OPS = native.tree_ops()
+#: the C core's node creation (:func:`gomoku_ai.native.node_ops`: :func:`_three_replies` and the
+#: fives of :func:`_init_threats`) for the boards it serves; None: the Python code (the same lists)
+_NODE_OPS = native.node_ops()
 
 _EMPTY_MOVES = np.zeros(0, np.int32)
 _EMPTY_F = np.zeros(0, np.float64)
@@ -405,6 +408,10 @@ class SearchTree:
         self._near_root: np.ndarray = np.zeros((0, 0), bool)
         self._root_len = 0
         self._ctx: Optional[tactics._Ctx] = None  # the tactics view of ``board`` (set by attach)
+        #: _NODE_OPS when the C core serves ``board`` (set by attach), and the board's geometry
+        #: arguments for it (width, height, n, exact five)
+        self.node_ops: Optional[native.NodeOps] = None
+        self.geometry: Tuple[int, int, int, int] = (0, 0, 0, 0)
         self.leaf_vcf_nodes = 0                 # leaf_vcf_budget for ``board`` (set by attach)
         #: the leaf VCF searches' transposition table (Board.hash -> fours searched without a
         #: VCF), kept across moves and searches of the same board (size, rule, walls), dropped
@@ -430,6 +437,8 @@ class SearchTree:
         self.restrict = restrict
         self.board = board
         self._ctx = tactics._Ctx(board)
+        self.node_ops = _NODE_OPS if _NODE_OPS is not None and native.serves(board) else None
+        self.geometry = (board.width, board.height, board.n, int(board.rule is Rule.STANDARD))
         self.leaf_vcf_nodes = leaf_vcf_budget(self.cfg, board)
         self._root_len = len(board.moves)
         self._near_root = movegen.near_mask(board, self.cfg.radius)
@@ -565,7 +574,7 @@ class SearchTree:
         if node.opp_fives:
             cands = sorted(set(node.opp_fives))
         elif board.moves:
-            cands = (_three_replies(board, self._ctx) if self.cfg.three_replies else None) \
+            cands = (_three_replies(board, self._ctx, self) if self.cfg.three_replies else None) \
                 or self.candidates_all(board)
         else:
             h, w = board.height, board.width
@@ -611,10 +620,25 @@ class SearchTree:
         return is_root and node is self.root
 
 
-def _init_threats(child: Node, parent: Node, m: int, board: Board) -> None:
+def _init_threats(tree: SearchTree, child: Node, parent: Node, m: int, board: Board) -> None:
     """Fives at ``child`` (reached by move ``m``; ``board`` at the child's position) derived from
-    ``parent`` plus the lines of ``m``."""
+    ``parent`` plus the lines of ``m`` (in C where ``tree`` has its node_ops: the same lists)."""
     me = board.side_to_move            # side to move at the child
+    ops = tree.node_ops
+    if ops is not None:
+        w, h, n, exact = tree.geometry
+        mine, theirs = ops.child_fives(board._buf, w, h, n, exact, m, me, parent.opp_fives,
+                                       parent.my_fives)
+        child.my_fives = mine
+        if mine:
+            child.proven = 1
+            child.win_move = mine[0]
+            return
+        assert theirs is not None
+        child.opp_fives = theirs
+        if board.is_full():
+            child.terminal = 0.0
+        return
     child.my_fives = [s for s in parent.opp_fives if s != m and board.makes_five(s, me)]
     if child.my_fives:
         child.proven = 1
@@ -690,7 +714,7 @@ def _new_child(tree: SearchTree, board: Board, node: Node, i: int, m: int,
     terminal or proven (else None)."""
     cfg = tree.cfg
     child = Node()
-    _init_threats(child, node, m, board)
+    _init_threats(tree, child, node, m, board)
     stats.new_nodes += 1
     if tree.leaf_vcf_nodes and cfg.leaf_vcf_after <= 0:
         _leaf_vcf(tree, child, stats)   # (no sibling cut: the child may not be kept)
@@ -1262,14 +1286,16 @@ class MCTS:
         self._finish(pending, logits, values, el, stats)
 
 
-def _three_replies(board: Board, ctx: Optional[tactics._Ctx] = None) -> Optional[List[int]]:
+def _three_replies(board: Board, ctx: Optional[tactics._Ctx] = None,
+                   tree: Optional[SearchTree] = None) -> Optional[List[int]]:
     """The only moves worth searching when the opponent's last move made an open three: the
     three's defence points (its straight-four points and the five-points of those fours) and every
     move that makes us a four. Any other move lets the opponent make a straight four, so this is a
     safe restriction (a superset of the non-losing moves). None when the last move made no open
     three, or the rule makes the three unreliable (caro's blocked ends; renju Black's threes, whose
     points may be forbidden). The side to move has no five-point of the opponent to block here.
-    ``ctx``: the search's tactics view of ``board`` (made here when None)."""
+    ``ctx``: the search's tactics view of ``board`` (made here when None); ``tree``: the search's
+    tree, whose node_ops (when set) compute the same list in C."""
     if not board.moves or board.rule is Rule.CARO:
         return None
     me = board.side_to_move
@@ -1279,6 +1305,9 @@ def _three_replies(board: Board, ctx: Optional[tactics._Ctx] = None) -> Optional
     m = board.moves[-1]
     if board[m] != opp:
         return None
+    if tree is not None and tree.node_ops is not None:
+        w, h, n, exact = tree.geometry
+        return tree.node_ops.three_replies(board._buf, w, h, n, exact, m, opp)
     if ctx is None or ctx.board is not board:
         ctx = tactics._Ctx(board)
     fd = ctx.fd

@@ -214,6 +214,34 @@ class TreeOps(NamedTuple):
     near_candidates: NearCandidates  #: :meth:`gomoku_ai.mcts.SearchTree.candidates_all`
 
 
+#: (the board's padded cells, width, height, n, exact, move, colour) -> squares or None
+ThreeReplies = Callable[[bytearray, int, int, int, int, int, int], Optional[List[int]]]
+#: (cells, width, height, n, exact, move, colour to move, parent's opp_fives, parent's my_fives)
+#: -> (my_fives, opp_fives or None)
+ChildFives = Callable[[bytearray, int, int, int, int, int, int, List[int], List[int]],
+                      Tuple[List[int], Optional[List[int]]]]
+
+
+class NodeOps(NamedTuple):
+    """The C core's node creation for the MCTS tree (:func:`node_ops`), FREESTYLE and STANDARD
+    boards only (:func:`serves`); each returns what the Python code it stands for returns, in the
+    same order."""
+
+    three_replies: ThreeReplies     #: :func:`gomoku_ai.mcts._three_replies` past its rule checks
+    child_fives: ChildFives         #: the lists of :func:`gomoku_ai.mcts._init_threats`
+
+
+def node_ops() -> Optional[NodeOps]:
+    """The C core's node creation when it is built (with it) and on, else None (the Python code,
+    the same lists). The caller checks :func:`serves` for each board."""
+    if not ENABLED:
+        return None
+    fns: List[Any] = [getattr(_c, name, None) for name in NodeOps._fields]
+    if any(f is None for f in fns):     # an older build of the C core
+        return None
+    return NodeOps(*fns)
+
+
 def tree_ops() -> Optional[TreeOps]:
     """The C core's MCTS arithmetic when it is built (with it) and on, else None (the search then
     runs its Python code; the trees are identical). The arrays are a node's float64 child
