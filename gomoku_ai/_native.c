@@ -1284,6 +1284,60 @@ fail:
     return NULL;
 }
 
+/* ---------------------------------------------------------------------------------------------
+ * The network's input planes (gomoku_ai/net/encoding.py, version 1) of a board seen through one of
+ * the dihedral transforms of gomoku_ai/net/symmetries.py, written into a float32 buffer. */
+
+/* encode(cells, width, height, side_to_move, last_move, k, out) -> None: out (a writable C-contiguous
+ * float32 buffer of 5 * height * width) gets transform_planes(encode(board), k): own stones, the
+ * opponent's, on-board (not WALL), black to move (constant), the last move (flat; -1: none). */
+static PyObject *encode_planes(PyObject *self, PyObject *args) {
+    Py_buffer cb, ob;
+    int w, h, stm, k;
+    long last;
+    PyObject *outobj;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "y*iiiliO", &cb, &w, &h, &stm, &last, &k, &outobj)) return NULL;
+    long p = w + 1, area = (long)w * h;
+    if (w < 1 || h < 1 || w > 32 || h > 32 || (stm != 1 && stm != 2) || k < 0 || k > 7
+        || cb.len != (h + 2) * p + 1 || last < -1 || last >= area) {
+        PyBuffer_Release(&cb);
+        PyErr_SetString(PyExc_ValueError, "encode: bad board geometry, side, move or transform");
+        return NULL;
+    }
+    if (PyObject_GetBuffer(outobj, &ob, PyBUF_WRITABLE | PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) {
+        PyBuffer_Release(&cb);
+        return NULL;
+    }
+    if (ob.itemsize != 4 || !ob.format || strcmp(ob.format, "f") != 0 || ob.len != 5 * area * 4) {
+        PyBuffer_Release(&cb); PyBuffer_Release(&ob);
+        PyErr_SetString(PyExc_TypeError, "encode: out must be a C-contiguous float32 array of 5 * height * width");
+        return NULL;
+    }
+    const unsigned char *cells = cb.buf;
+    float *own = ob.buf, *opp = own + area, *on = opp + area, *btm = on + area, *lm = btm + area;
+    int H2 = (k & 4) ? w : h, W2 = (k & 4) ? h : w;      /* the transformed board's rows, columns */
+    long j = 0, lastj = -1;
+    for (int y2 = 0; y2 < H2; y2++) {
+        int y1 = (k & 2) ? H2 - 1 - y2 : y2;
+        for (int x2 = 0; x2 < W2; x2++, j++) {
+            int x1 = (k & 1) ? W2 - 1 - x2 : x2;
+            int y = (k & 4) ? x1 : y1, x = (k & 4) ? y1 : x1;    /* the square it comes from */
+            int v = cells[(y + 1) * p + x];
+            own[j] = v == stm ? 1.0f : 0.0f;
+            opp[j] = v == 3 - stm ? 1.0f : 0.0f;
+            on[j] = v != WALL ? 1.0f : 0.0f;
+            btm[j] = stm == 1 ? 1.0f : 0.0f;
+            lm[j] = 0.0f;
+            if ((long)y * w + x == last) lastj = j;
+        }
+    }
+    if (lastj >= 0) lm[lastj] = 1.0f;
+    PyBuffer_Release(&cb);
+    PyBuffer_Release(&ob);
+    Py_RETURN_NONE;
+}
+
 /* ---------------------------------------------------------------- the MCTS tree's edge arithmetic
  * select_vl() and backup_edge() do what the pure-Python loops of gomoku_ai/mcts.py (_descend,
  * _backup) do on one node's child statistics, the same float64 operations in the same order, so
@@ -1452,6 +1506,7 @@ static PyMethodDef methods[] = {
     {"vct", vct_search, METH_VARARGS, "vct._VCT (see gomoku_ai/native.py)."},
     {"three_replies", three_replies, METH_VARARGS, "mcts._three_replies (see gomoku_ai/native.py)."},
     {"child_fives", child_fives, METH_VARARGS, "mcts._init_threats (see gomoku_ai/native.py)."},
+    {"encode", encode_planes, METH_VARARGS, "net.encoding planes of a transformed board (see gomoku_ai/native.py)."},
     {NULL, NULL, 0, NULL}
 };
 

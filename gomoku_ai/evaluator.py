@@ -232,13 +232,16 @@ class NetworkEvaluator(Evaluator):
     cacheable = True
 
     def __init__(self, network: PolicyValueNetwork, batch_size: int = 8) -> None:
-        from .net.encoding import encode  # local: the uniform/rollout players never need it
+        # local: the uniform/rollout players never need them
+        from .net.encoding import encode_transformed
+        from .net.symmetries import untransform_index
         self.network = network
         self.batch_size = batch_size
-        self._encode = encode
+        self._encode = encode_transformed
+        self._untransform_index = untransform_index
 
     def prepare(self, board: Board) -> np.ndarray:
-        return self._encode(board)
+        return self._encode(board, 0)
 
     def evaluate(self, items: Sequence[Any], shape: Tuple[int, int]) -> Tuple[np.ndarray, np.ndarray]:
         x = np.ascontiguousarray(np.stack(list(items)), dtype=np.float32)
@@ -253,13 +256,10 @@ class NetworkEvaluator(Evaluator):
         return symmetry_ids(*shape)
 
     def prepare_transformed(self, board: Board, k: int) -> np.ndarray:
-        from .net.symmetries import transform_planes
-        x = self._encode(board)
-        return transform_planes(x, k) if k else x
+        return self._encode(board, k)
 
     def restore(self, logits: np.ndarray, k: int, shape: Tuple[int, int]) -> np.ndarray:
-        from .net.symmetries import untransform_policy
-        return untransform_policy(logits, k, *shape) if k else logits
+        return logits[self._untransform_index(k, *shape)] if k else logits
 
 
 def evaluate_symmetric(evaluator: Evaluator, board: Board) -> Tuple[np.ndarray, float]:

@@ -242,6 +242,20 @@ def node_ops() -> Optional[NodeOps]:
     return NodeOps(*fns)
 
 
+#: (the board's padded cells, width, height, side to move, last move or -1, symmetry id, out) -> None
+EncodePlanes = Callable[[bytearray, int, int, int, int, int, np.ndarray], None]
+
+
+def encoder() -> Optional[EncodePlanes]:
+    """The C core's input encoding (:func:`gomoku_ai.net.encoding.encode_transformed`: the planes of
+    a board seen through a symmetry, written into a float32 array) when it is built (with it) and
+    on, else None. Every rule (the planes do not depend on it)."""
+    if not ENABLED:
+        return None
+    fn: Optional[EncodePlanes] = getattr(_c, "encode", None)    # None: an older build
+    return fn
+
+
 def tree_ops() -> Optional[TreeOps]:
     """The C core's MCTS arithmetic when it is built (with it) and on, else None (the search then
     runs its Python code; the trees are identical). The arrays are a node's float64 child

@@ -155,6 +155,63 @@ def test_encode_batch_matches_encode_and_out():
         encode_batch([Board(15), Board(20)])
 
 
+@pytest.mark.parametrize("native_on", [True, False])
+def test_encode_transformed_is_transform_of_encode(monkeypatch, native_on):
+    """The leaf encoding of a search (the C core's one pass where built, else numpy) gives exactly
+    ``transform_planes(encode(board), k)`` for every symmetry, walls, both sides to move, no stone."""
+    from gomoku_ai import native
+    from gomoku_ai.net import encoding
+    if native_on and native.encoder() is None:
+        pytest.skip("the C core is not built (or PYGOMOKU_NATIVE=0)")
+    monkeypatch.setattr(encoding, "_NATIVE_ENCODE", native.encoder() if native_on else None)
+    rng = np.random.default_rng(5)
+    for h, w in SHAPES + [(7, 5)]:
+        for n_moves in (0, 1, 8, 23):
+            b = random_board(rng, w, h, min(n_moves, h * w - 4), walls=n_moves % 3)
+            x = encode(b)
+            for k in range(8):       # the transposing ones too: any shape can be turned
+                xk = encoding.encode_transformed(b, k)
+                assert xk.dtype == np.float32 and xk.flags.c_contiguous
+                assert np.array_equal(xk, transform_planes(x, k)), (h, w, n_moves, k)
+    with pytest.raises(ValueError):
+        encoding.encode_transformed(Board(9), 8)
+
+
+def test_native_encode_refuses_bad_input():
+    from gomoku_ai import native
+    fn = native.encoder()
+    if fn is None:
+        pytest.skip("the C core is not built (or PYGOMOKU_NATIVE=0)")
+    b = Board(9, 7)
+    good = np.zeros((5, 7, 9), np.float32)
+    fn(b._buf, 9, 7, BLACK, -1, 0, good)
+    assert good[2].all() and good[3].all() and not good[[0, 1, 4]].any()
+    for bad in (np.zeros((5, 7, 9), np.float64), np.zeros((5, 7, 8), np.float32),
+                np.zeros((5, 9, 7), np.float32)[:, ::2]):
+        with pytest.raises((TypeError, ValueError, BufferError)):
+            fn(b._buf, 9, 7, BLACK, -1, 0, bad)
+    ro = np.zeros((5, 7, 9), np.float32)
+    ro.setflags(write=False)
+    with pytest.raises((TypeError, ValueError, BufferError)):
+        fn(b._buf, 9, 7, BLACK, -1, 0, ro)
+    for args in ((b._buf, 9, 7, 3, -1, 0), (b._buf, 9, 7, BLACK, 63, 0), (b._buf, 9, 7, BLACK, -2, 0),
+                 (b._buf, 9, 7, BLACK, -1, 8), (b._buf, 8, 7, BLACK, -1, 0)):
+        with pytest.raises(ValueError):
+            fn(*args, good)
+
+
+@pytest.mark.parametrize("h,w", [(15, 15), (9, 12)])
+def test_untransform_index_is_untransform_policy(h, w):
+    from gomoku_ai.net.symmetries import untransform_index
+    rng = np.random.default_rng(h + w)
+    for k in range(8):
+        h2, w2 = transformed_shape(k, h, w)
+        p = rng.random(h2 * w2).astype(np.float32)
+        idx = untransform_index(k, h, w)
+        assert np.array_equal(p[idx], untransform_policy(p, k, h, w))
+        assert not idx.flags.writeable and untransform_index(k, h, w) is idx
+
+
 # --------------------------------------------------------------------------------- symmetries
 def transformed_board(b: Board, k: int) -> Board:
     h2, w2 = transformed_shape(k, b.height, b.width)

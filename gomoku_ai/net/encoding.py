@@ -27,7 +27,9 @@ from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
 
+from .. import native
 from ..rules import BLACK, WALL, opponent
+from .symmetries import transform_planes
 
 if TYPE_CHECKING:
     from ..board import Board
@@ -60,6 +62,27 @@ def encode(board: Board, out: Optional[np.ndarray] = None) -> np.ndarray:
         m = board.moves[-1]
         last[m // w, m % w] = 1.0
     return out
+
+
+#: the C core's encoder (:func:`gomoku_ai.native.encoder`); None: numpy (the same planes)
+_NATIVE_ENCODE = native.encoder()
+
+
+def encode_transformed(board: Board, k: int = 0) -> np.ndarray:
+    """``transform_planes(encode(board), k)``: the (P, H', W') float32 planes of ``board`` seen
+    through symmetry ``k`` (:mod:`gomoku_ai.net.symmetries`; H' x W' is W x H when ``k`` transposes),
+    a new array. The C core makes it in one pass where it is built (the same values: every plane
+    is 0 or 1), which is what a search's leaf evaluation calls."""
+    if not 0 <= k < 8:
+        raise ValueError(f"symmetry id {k} is not in 0..7")
+    fn = _NATIVE_ENCODE
+    if fn is not None:
+        h, w = board.height, board.width
+        out = np.empty((NUM_PLANES, w, h) if k & 4 else (NUM_PLANES, h, w), np.float32)
+        fn(board._buf, w, h, board.side_to_move, board.moves[-1] if board.moves else -1, k, out)
+        return out
+    x = encode(board)
+    return transform_planes(x, k) if k else x
 
 
 def encode_batch(boards: Sequence, out: Optional[np.ndarray] = None) -> np.ndarray:

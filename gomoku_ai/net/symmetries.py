@@ -22,6 +22,7 @@ pair; :func:`move_permutation` gives the same mapping for single move indices.
 """
 from __future__ import annotations
 
+import functools
 from typing import Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -76,6 +77,16 @@ def untransform_policy(p: np.ndarray, k: int, height: int, width: int) -> np.nda
     is ``height`` x ``width`` (for averaging a network over symmetries)."""
     h2, w2 = transformed_shape(k, height, width)
     return transform_policy(p, inverse(k), h2, w2)
+
+
+@functools.lru_cache(maxsize=64)
+def untransform_index(k: int, height: int, width: int) -> np.ndarray:
+    """``idx`` such that ``p[..., idx]`` is :func:`untransform_policy` of ``p`` (the same values,
+    one gather; cached per transform and board, read-only): ``idx[m]`` is the index, on the
+    ``k``-transformed board, of the original square ``m``."""
+    idx = move_permutation(k, height, width)
+    idx.setflags(write=False)
+    return idx
 
 
 def source_squares(k: int, height: int, width: int) -> np.ndarray:
