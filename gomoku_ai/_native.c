@@ -6,7 +6,10 @@
  *   vct()           the VCT search of vct._VCT (without verify_defences), FREESTYLE and STANDARD;
  *   clear()         empties the prover's transposition table;
  *   select_vl(), backup_edge(), near_candidates()
- *                   the MCTS tree's arithmetic of gomoku_ai/mcts.py (every rule; see below).
+ *                   the MCTS tree's arithmetic of gomoku_ai/mcts.py (every rule; see below);
+ *   three_replies(), child_fives()
+ *                   the MCTS node creation of gomoku_ai/mcts.py, FREESTYLE and STANDARD;
+ *   encode()        the network's input planes of a transformed board (gomoku_ai/net/encoding.py).
  * None of them releases the GIL, so the static state below is never used by two calls at once.
  *
  * search() is the same algorithm as tactics._VCF:
@@ -1511,6 +1514,6 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native",
-                                    "The C core: VCF prover, VCT search, window scans and the MCTS tree arithmetic.", -1, methods};
+                                    "The C core: VCF prover, VCT search, window scans, the MCTS tree arithmetic and node creation, the input planes.", -1, methods};
 
 PyMODINIT_FUNC PyInit__native(void) { return PyModule_Create(&module); }
