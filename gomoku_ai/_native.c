@@ -1377,6 +1377,26 @@ static int stats_get(Stats *st, PyObject *const *arrays) {
     return 0;
 }
 
+/* The selection of select_vl on st (at least one child): the index, after its virtual loss. */
+static Py_ssize_t select_in(Stats *st, long long n, double c, double vl, double loss, double win) {
+    double coef = c * sqrt((double)(n + 1));
+    Py_ssize_t best = 0;
+    double top = st->q[0] + coef * st->pu[0];
+    if (top == top) {
+        for (Py_ssize_t j = 1; j < st->k; j++) {
+            double s = st->q[j] + coef * st->pu[j];
+            if (s != s) { best = j; break; }
+            if (s > top) { top = s; best = j; }
+        }
+    }
+    Py_ssize_t i = best;
+    st->n[i] += vl;
+    st->w[i] -= vl;
+    if (st->q[i] > loss && st->q[i] < win) st->q[i] = st->w[i] / st->n[i];
+    st->pu[i] = st->p[i] / (1.0 + st->n[i]);
+    return i;
+}
+
 /* select_vl(Q, PU, P, N, W, n, c_puct, vl, loss_q, win_q) -> i: the child maximising
  * Q + (c_puct * sqrt(n + 1)) * PU (the first of equals, or the first NaN, as numpy's argmax), then
  * its virtual loss: N[i] += vl, W[i] -= vl, Q[i] = W[i] / N[i] unless Q[i] is proven
@@ -1391,23 +1411,155 @@ static PyObject *select_vl(PyObject *self, PyObject *const *args, Py_ssize_t nar
     Stats st;
     if (stats_get(&st, args) < 0) return NULL;
     if (st.k == 0) { stats_release(&st); PyErr_SetString(PyExc_ValueError, "select_vl: no children"); return NULL; }
-    double coef = c * sqrt((double)(n + 1));
-    Py_ssize_t best = 0;
-    double top = st.q[0] + coef * st.pu[0];
-    if (top == top) {
-        for (Py_ssize_t j = 1; j < st.k; j++) {
-            double s = st.q[j] + coef * st.pu[j];
-            if (s != s) { best = j; break; }
-            if (s > top) { top = s; best = j; }
-        }
-    }
-    Py_ssize_t i = best;
-    st.n[i] += vl;
-    st.w[i] -= vl;
-    if (st.q[i] > loss && st.q[i] < win) st.q[i] = st.w[i] / st.n[i];
-    st.pu[i] = st.p[i] / (1.0 + st.n[i]);
+    Py_ssize_t i = select_in(&st, n, c, vl, loss, win);
     stats_release(&st);
     return PyLong_FromSsize_t(i);
+}
+
+/* Names of the mcts.Node attributes the walk reads (interned once). */
+static PyObject *a_terminal, *a_proven, *a_expanded, *a_vcf_checked, *a_vct_checked, *a_n,
+                *a_moves, *a_children, *a_stats[5];
+
+static int walk_names(void) {
+    if (a_terminal) return 0;
+    const char *names[] = {"terminal", "proven", "expanded", "vcf_checked", "vct_checked", "n",
+                           "moves", "children", "Q", "PU", "P", "N", "W"};
+    PyObject **slots[] = {&a_terminal, &a_proven, &a_expanded, &a_vcf_checked, &a_vct_checked, &a_n,
+                          &a_moves, &a_children, &a_stats[0], &a_stats[1], &a_stats[2], &a_stats[3],
+                          &a_stats[4]};
+    for (int j = 0; j < 13; j++)
+        if (!(*slots[j] = PyUnicode_InternFromString(names[j]))) return -1;
+    return 0;
+}
+
+/* An attribute of node as a C long (ints and bools); -1 with an exception set on failure is told
+ * apart by PyErr_Occurred. */
+static long attr_long(PyObject *node, PyObject *name) {
+    PyObject *v = PyObject_GetAttr(node, name);
+    if (!v) return -1;
+    long r = PyLong_AsLong(v);
+    Py_DECREF(v);
+    return r;
+}
+
+/* Does _descend go straight on through node, a child reached on the way (expanded, not terminal,
+ * not proven, no leaf VCF or tree VCT search due)? 1 yes, 0 no, -1 error. */
+static int walk_plain(PyObject *node, int vcf_on, long vcf_after, long vct_visits) {
+    PyObject *t = PyObject_GetAttr(node, a_terminal);
+    if (!t) return -1;
+    int term = t != Py_None;
+    Py_DECREF(t);
+    if (term) return 0;
+    long proven = attr_long(node, a_proven);
+    if (proven == -1 && PyErr_Occurred()) return -1;
+    if (proven) return 0;
+    long expanded = attr_long(node, a_expanded);
+    if (expanded == -1 && PyErr_Occurred()) return -1;
+    if (!expanded) return 0;
+    if (vcf_on || vct_visits > 0) {
+        long n = attr_long(node, a_n);
+        if (n == -1 && PyErr_Occurred()) return -1;
+        if (vcf_on) {
+            long done = attr_long(node, a_vcf_checked);
+            if (done == -1 && PyErr_Occurred()) return -1;
+            if (!done && n + 1 >= vcf_after) return 0;
+        }
+        if (vct_visits > 0) {
+            long done = attr_long(node, a_vct_checked);
+            if (done == -1 && PyErr_Occurred()) return -1;
+            if (!done && n + 1 >= vct_visits) return 0;
+        }
+    }
+    return 1;
+}
+
+/* One selection step at node: its child index i (virtual loss added) and move *m; the child (a new
+ * reference, Py_None when not made yet) in *child. 0, or -1 with an exception set. */
+static int walk_step(PyObject *node, double c, double vl, double loss, double win, Py_ssize_t *i,
+                     long *m, PyObject **child) {
+    PyObject *arrays[5] = {NULL, NULL, NULL, NULL, NULL};
+    PyObject *moves = NULL, *children = NULL;
+    Py_buffer mb;
+    int held = 0, rc = -1;
+    long long n = 0;
+    Stats st;
+    for (int j = 0; j < 5; j++)
+        if (!(arrays[j] = PyObject_GetAttr(node, a_stats[j]))) goto done;
+    n = (long long)attr_long(node, a_n);
+    if (PyErr_Occurred()) goto done;
+    if (stats_get(&st, arrays) < 0) goto done;
+    if (st.k == 0) { stats_release(&st); PyErr_SetString(PyExc_ValueError, "walk: a node without children"); goto done; }
+    if (!(moves = PyObject_GetAttr(node, a_moves)) || !(children = PyObject_GetAttr(node, a_children))) {
+        stats_release(&st);
+        goto done;
+    }
+    if (PyObject_GetBuffer(moves, &mb, PyBUF_FORMAT) < 0) { stats_release(&st); goto done; }
+    held = 1;
+    if (mb.itemsize != 4 || !mb.format || !(strcmp(mb.format, "i") == 0 || strcmp(mb.format, "<i") == 0
+            || strcmp(mb.format, "=i") == 0) || mb.len != st.k * 4 || !PyList_Check(children)
+            || PyList_GET_SIZE(children) != st.k) {
+        stats_release(&st);
+        PyErr_SetString(PyExc_TypeError, "walk: moves must be int32 and children a list, as long as Q");
+        goto done;
+    }
+    *i = select_in(&st, n, c, vl, loss, win);
+    stats_release(&st);
+    *m = ((const int32_t *)mb.buf)[*i];
+    *child = PyList_GET_ITEM(children, *i);
+    Py_INCREF(*child);
+    rc = 0;
+done:
+    if (held) PyBuffer_Release(&mb);
+    Py_XDECREF(moves);
+    Py_XDECREF(children);
+    for (int j = 0; j < 5; j++) Py_XDECREF(arrays[j]);
+    return rc;
+}
+
+/* walk(node, path, c_puct, vl, loss_q, win_q, vcf_on, vcf_after, vct_visits) -> (node or None,
+ * moves): _descend's selection from node (whose own checks the caller has made) on down, while the
+ * child reached is plain (walk_plain: vcf_on 0 when the leaf VCF is off, vct_visits 0 when the tree
+ * VCT is): each step appends (node, i) to path, its move to moves. Returns the first child that is
+ * not plain (the caller's loop checks it), or None when the last step's child is not made yet (the
+ * caller makes it). The caller plays moves on its board. */
+static PyObject *walk(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 9) { PyErr_SetString(PyExc_TypeError, "walk: 9 arguments"); return NULL; }
+    PyObject *node = args[0], *path = args[1];
+    double c = PyFloat_AsDouble(args[2]), vl = PyFloat_AsDouble(args[3]);
+    double loss = PyFloat_AsDouble(args[4]), win = PyFloat_AsDouble(args[5]);
+    int vcf_on = PyObject_IsTrue(args[6]);
+    long vcf_after = PyLong_AsLong(args[7]), vct_visits = PyLong_AsLong(args[8]);
+    if (vcf_on < 0 || PyErr_Occurred()) return NULL;
+    if (!PyList_Check(path)) { PyErr_SetString(PyExc_TypeError, "walk: path must be a list"); return NULL; }
+    if (walk_names() < 0) return NULL;
+    PyObject *moves = PyList_New(0);
+    if (!moves) return NULL;
+    Py_INCREF(node);
+    for (;;) {
+        Py_ssize_t i;
+        long m;
+        PyObject *child, *step, *mv;
+        if (walk_step(node, c, vl, loss, win, &i, &m, &child) < 0) goto fail;
+        step = Py_BuildValue("(On)", node, i);
+        mv = PyLong_FromLong(m);
+        if (!step || !mv || PyList_Append(path, step) < 0 || PyList_Append(moves, mv) < 0) {
+            Py_XDECREF(step); Py_XDECREF(mv); Py_DECREF(child);
+            goto fail;
+        }
+        Py_DECREF(step); Py_DECREF(mv);
+        Py_DECREF(node);
+        node = child;                       /* the reference walk_step gave */
+        if (node == Py_None) break;
+        int plain = walk_plain(node, vcf_on, vcf_after, vct_visits);
+        if (plain < 0) goto fail;
+        if (!plain) break;
+    }
+    return Py_BuildValue("(NN)", node, moves);
+fail:
+    Py_DECREF(node);
+    Py_DECREF(moves);
+    return NULL;
 }
 
 /* backup_edge(Q, PU, P, N, W, i, vl, v, fpu_q, loss_q, win_q) -> None: child i's share of a backup whose
@@ -1501,6 +1653,7 @@ static PyMethodDef methods[] = {
     {"select_vl", (PyCFunction)(void (*)(void))select_vl, METH_FASTCALL, "MCTS selection with virtual loss (see gomoku_ai/mcts.py)."},
     {"backup_edge", (PyCFunction)(void (*)(void))backup_edge, METH_FASTCALL, "MCTS backup of one edge (see gomoku_ai/mcts.py)."},
     {"near_candidates", (PyCFunction)(void (*)(void))near_candidates, METH_FASTCALL, "SearchTree.candidates_all (see gomoku_ai/mcts.py)."},
+    {"walk", (PyCFunction)(void (*)(void))walk, METH_FASTCALL, "The selection of mcts._descend down a path (see gomoku_ai/mcts.py)."},
     {"search", vcf_search, METH_VARARGS, "VCF search (see gomoku_ai/native.py)."},
     {"clear", vcf_clear, METH_NOARGS, "Empty the transposition table."},
     {"window_scans", window_scans, METH_VARARGS, "Window scans (see gomoku_ai/native.py)."},

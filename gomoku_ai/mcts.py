@@ -666,7 +666,8 @@ def _descend(tree: SearchTree, board: Board, stats: SearchStats
     cfg = tree.cfg
     vl = cfg.virtual_loss
     c = cfg.c_puct
-    select_vl = _TREE_OPS.select_vl if _TREE_OPS is not None else None
+    walk = _TREE_OPS.walk if _TREE_OPS is not None else None
+    vcf_on = bool(tree.leaf_vcf_nodes)
     while True:
         if node.terminal is not None:
             return path, node, node.terminal
@@ -684,17 +685,29 @@ def _descend(tree: SearchTree, board: Board, stats: SearchStats
         if cfg.tree_vct_visits and path and not node.vct_checked and node.n + 1 >= cfg.tree_vct_visits:
             if _tree_vct(tree, board, node, stats):
                 return path, node, 1.0
-        if select_vl is not None:   # the same selection and virtual loss, in C
-            i = select_vl(node.Q, node.PU, node.P, node.N, node.W, node.n, c, vl, LOSS_Q, WIN_Q)
-        else:
-            i = select_child(node, c)
-            # virtual loss: count the visit now, as a loss for the mover
-            N, W = node.N, node.W
-            N[i] += vl
-            W[i] -= vl
-            if node.Q[i] > LOSS_Q and node.Q[i] < WIN_Q:
-                node.Q[i] = W[i] / N[i]
-            node.PU[i] = node.P[i] / (1.0 + N[i])
+        if walk is not None:
+            # the same selection and virtual loss, in C, from here down through every child that
+            # needs none of the checks above (the next that does, or None: a child to make)
+            nxt, moves = walk(node, path, c, vl, LOSS_Q, WIN_Q, vcf_on, cfg.leaf_vcf_after,
+                              cfg.tree_vct_visits)
+            for m in moves:
+                board.push_quiet(m)     # never a five (see below)
+            if len(path) > stats.max_depth:
+                stats.max_depth = len(path)
+            if nxt is None:
+                node, i = path[-1]
+                child, value = _new_child(tree, board, node, i, moves[-1], stats)
+                return path, child, value
+            node = nxt
+            continue
+        i = select_child(node, c)
+        # virtual loss: count the visit now, as a loss for the mover
+        N, W = node.N, node.W
+        N[i] += vl
+        W[i] -= vl
+        if node.Q[i] > LOSS_Q and node.Q[i] < WIN_Q:
+            node.Q[i] = W[i] / N[i]
+        node.PU[i] = node.P[i] / (1.0 + N[i])
         path.append((node, i))
         m = int(node.moves[i])
         board.push_quiet(m)     # never a five: a node with a five-point is proven, left above

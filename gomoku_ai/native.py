@@ -211,6 +211,9 @@ BackupEdge = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarra
                        Optional[float], float, float, float], None]
 #: (near_root, the board's padded cells, width, height, board.moves, root ply, radius) -> squares
 NearCandidates = Callable[[np.ndarray, bytearray, int, int, List[int], int, int], List[int]]
+#: (node, path, c_puct, virtual_loss, loss_q, win_q, leaf VCF on, leaf_vcf_after, tree_vct_visits)
+#: -> (the node reached or None, the moves of the steps appended to path)
+Walk = Callable[[Any, List[Any], float, float, float, float, bool, int, int], Tuple[Any, List[int]]]
 
 
 class TreeOps(NamedTuple):
@@ -220,6 +223,7 @@ class TreeOps(NamedTuple):
     select_vl: SelectVL             #: the selection and virtual loss of :func:`gomoku_ai.mcts._descend`
     backup_edge: BackupEdge         #: one edge of :func:`gomoku_ai.mcts._backup` (child not proven)
     near_candidates: NearCandidates  #: :meth:`gomoku_ai.mcts.SearchTree.candidates_all`
+    walk: Walk                      #: the selection steps of :func:`gomoku_ai.mcts._descend`
 
 
 #: (the board's padded cells, width, height, n, exact, move, colour) -> squares or None
