@@ -696,8 +696,8 @@ def _descend(tree: SearchTree, board: Board, stats: SearchStats
                 stats.max_depth = len(path)
             if nxt is None:
                 node, i = path[-1]
-                child, value = _new_child(tree, board, node, i, moves[-1], stats)
-                return path, child, value
+                made, value = _new_child(tree, board, node, i, moves[-1], stats)
+                return path, made, value
             node = nxt
             continue
         i = select_child(node, c)
