@@ -5,7 +5,7 @@
  *   threats()       vct._threats, and four_moves(): tactics._four_moves, FREESTYLE and STANDARD;
  *   vct()           the VCT search of vct._VCT (without verify_defences), FREESTYLE and STANDARD;
  *   clear()         empties the prover's transposition table;
- *   select_vl(), backup_edge(), near_candidates()
+ *   select_vl(), walk(), backup_edge(), near_candidates()
  *                   the MCTS tree's arithmetic of gomoku_ai/mcts.py (every rule; see below);
  *   three_replies(), child_fives()
  *                   the MCTS node creation of gomoku_ai/mcts.py, FREESTYLE and STANDARD;
@@ -1346,7 +1346,9 @@ static PyObject *encode_planes(PyObject *self, PyObject *args) {
  * _backup) do on one node's child statistics, the same float64 operations in the same order, so
  * that a search gives the identical tree with or without them. The statistics are the node's numpy
  * arrays Q, PU, P, N, W (float64, C-contiguous, one entry per child), read and written through the
- * buffer protocol (no numpy headers). */
+ * buffer protocol (no numpy headers). walk() makes _descend's selection steps down the tree,
+ * reading the mcts.Node attributes by name, and hands back to the Python loop at the first node
+ * that needs a check of its own (terminal, proven, not expanded, a leaf VCF or tree VCT due). */
 typedef struct { Py_buffer b[5]; int held; Py_ssize_t k; double *q, *pu, *p, *n, *w; } Stats;
 
 static void stats_release(Stats *st) {
