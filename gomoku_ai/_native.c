@@ -1420,16 +1420,17 @@ static PyObject *select_vl(PyObject *self, PyObject *const *args, Py_ssize_t nar
 
 /* Names of the mcts.Node attributes the walk reads (interned once). */
 static PyObject *a_terminal, *a_proven, *a_expanded, *a_vcf_checked, *a_vct_checked, *a_n,
-                *a_moves, *a_children, *a_stats[5];
+                *a_moves, *a_children, *a_value, *a_n_lost, *a_win_move, *a_stats[5];
 
 static int walk_names(void) {
     if (a_terminal) return 0;
     const char *names[] = {"terminal", "proven", "expanded", "vcf_checked", "vct_checked", "n",
-                           "moves", "children", "Q", "PU", "P", "N", "W"};
+                           "moves", "children", "value", "n_lost", "win_move",
+                           "Q", "PU", "P", "N", "W"};
     PyObject **slots[] = {&a_terminal, &a_proven, &a_expanded, &a_vcf_checked, &a_vct_checked, &a_n,
-                          &a_moves, &a_children, &a_stats[0], &a_stats[1], &a_stats[2], &a_stats[3],
-                          &a_stats[4]};
-    for (int j = 0; j < 13; j++)
+                          &a_moves, &a_children, &a_value, &a_n_lost, &a_win_move,
+                          &a_stats[0], &a_stats[1], &a_stats[2], &a_stats[3], &a_stats[4]};
+    for (int j = 0; j < 16; j++)
         if (!(*slots[j] = PyUnicode_InternFromString(names[j]))) return -1;
     return 0;
 }
@@ -1589,6 +1590,114 @@ static PyObject *backup_edge(PyObject *self, PyObject *const *args, Py_ssize_t n
     Py_RETURN_NONE;
 }
 
+/* Set an int attribute of node. 0, or -1 with an exception set. */
+static int set_long(PyObject *node, PyObject *name, long long v) {
+    PyObject *o = PyLong_FromLongLong(v);
+    if (!o) return -1;
+    int r = PyObject_SetAttr(node, name, o);
+    Py_DECREF(o);
+    return r;
+}
+
+/* One edge (node, i) of backup_path; *v is the value for the node's mover (updated), has_v 0 for a
+ * revert. 0, or -1 with an exception set. */
+static int backup_one(PyObject *node, Py_ssize_t i, int has_v, double *v, double vl, double fpu_red,
+                      double loss, double win) {
+    PyObject *arrays[5] = {NULL, NULL, NULL, NULL, NULL}, *children = NULL, *val = NULL;
+    int rc = -1, held = 0;
+    long child_proven = 0;
+    Stats st;
+    if (!(children = PyObject_GetAttr(node, a_children))) goto done;
+    if (!PyList_Check(children) || i < 0 || i >= PyList_GET_SIZE(children)) {
+        PyErr_SetString(PyExc_IndexError, "backup_path: child index");
+        goto done;
+    }
+    PyObject *child = PyList_GET_ITEM(children, i);
+    if (child != Py_None) {
+        child_proven = attr_long(child, a_proven);
+        if (child_proven == -1 && PyErr_Occurred()) goto done;
+    }
+    for (int j = 0; j < 5; j++)
+        if (!(arrays[j] = PyObject_GetAttr(node, a_stats[j]))) goto done;
+    if (stats_get(&st, arrays) < 0) goto done;
+    held = 1;
+    if (i >= st.k) { PyErr_SetString(PyExc_IndexError, "backup_path: child index"); goto done; }
+    if (has_v) {
+        *v = -*v;
+        long long n = (long long)attr_long(node, a_n);
+        if (PyErr_Occurred() || set_long(node, a_n, n + 1) < 0) goto done;
+    }
+    if (!child_proven) {                    /* backup_edge, with fpu_q = node.value - fpu_red */
+        if (!(val = PyObject_GetAttr(node, a_value))) goto done;
+        double fpu_q = PyFloat_AsDouble(val) - fpu_red;
+        if (PyErr_Occurred()) goto done;
+        if (vl != 0.0) { st.n[i] -= vl; st.w[i] += vl; }
+        if (has_v) { st.n[i] += 1.0; st.w[i] += *v; }
+        if (st.q[i] > loss && st.q[i] < win) st.q[i] = st.n[i] > 0 ? st.w[i] / st.n[i] : fpu_q;
+    } else {                                /* the proven child's edge */
+        if (vl != 0.0) { st.n[i] -= vl; st.w[i] += vl; }
+        if (has_v) { st.n[i] += 1.0; st.w[i] += *v; }
+        if (st.q[i] > loss && st.q[i] < win) {
+            long proven = attr_long(node, a_proven);
+            if (proven == -1 && PyErr_Occurred()) goto done;
+            if (child_proven == -1) {
+                st.q[i] = win;
+                if (proven == 0) {
+                    PyObject *moves = PyObject_GetAttr(node, a_moves), *m = NULL;
+                    if (moves) m = PySequence_GetItem(moves, i);
+                    Py_XDECREF(moves);
+                    long mv = m ? PyLong_AsLong(m) : -1;
+                    Py_XDECREF(m);
+                    if (PyErr_Occurred() || set_long(node, a_proven, 1) < 0
+                        || set_long(node, a_win_move, mv) < 0) goto done;
+                }
+            } else {
+                st.q[i] = loss;
+                long lost = attr_long(node, a_n_lost);
+                if ((lost == -1 && PyErr_Occurred()) || set_long(node, a_n_lost, lost + 1) < 0) goto done;
+                if (lost + 1 == st.k && proven == 0 && set_long(node, a_proven, -1) < 0) goto done;
+            }
+        }
+    }
+    st.pu[i] = st.q[i] <= loss ? 0.0 : st.p[i] / (1.0 + st.n[i]);
+    rc = 0;
+done:
+    if (held) stats_release(&st);
+    Py_XDECREF(val);
+    Py_XDECREF(children);
+    for (int j = 0; j < 5; j++) Py_XDECREF(arrays[j]);
+    return rc;
+}
+
+/* backup_path(path, value, vl, fpu_reduction, loss_q, win_q) -> None: mcts._backup: from the last
+ * (node, i) of path to the first, undo the virtual loss vl and add value (the leaf's side to move's
+ * view, negated at each step; None only reverts), with the proven-child rules: a child proven lost
+ * for its mover makes the edge a win (and its node proven won, win_move its move), one proven won
+ * makes the edge a loss (n_lost; the node proven lost when every child is). */
+static PyObject *backup_path(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 6) { PyErr_SetString(PyExc_TypeError, "backup_path: 6 arguments"); return NULL; }
+    PyObject *path = args[0];
+    int has_v = args[1] != Py_None;
+    double v = has_v ? PyFloat_AsDouble(args[1]) : 0.0;
+    double vl = PyFloat_AsDouble(args[2]), fpu_red = PyFloat_AsDouble(args[3]);
+    double loss = PyFloat_AsDouble(args[4]), win = PyFloat_AsDouble(args[5]);
+    if (PyErr_Occurred()) return NULL;
+    if (!PyList_Check(path)) { PyErr_SetString(PyExc_TypeError, "backup_path: path must be a list"); return NULL; }
+    if (walk_names() < 0) return NULL;
+    for (Py_ssize_t k = PyList_GET_SIZE(path) - 1; k >= 0; k--) {
+        PyObject *step = PyList_GET_ITEM(path, k);
+        if (!PyTuple_Check(step) || PyTuple_GET_SIZE(step) != 2) {
+            PyErr_SetString(PyExc_TypeError, "backup_path: a step must be a (node, index) tuple");
+            return NULL;
+        }
+        Py_ssize_t i = PyLong_AsSsize_t(PyTuple_GET_ITEM(step, 1));
+        if (i == -1 && PyErr_Occurred()) return NULL;
+        if (backup_one(PyTuple_GET_ITEM(step, 0), i, has_v, &v, vl, fpu_red, loss, win) < 0) return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 /* near_candidates(near_root, cells, w, h, moves, start, r) -> list: the empty squares (ascending flat
  * indices) that are True in near_root (bool, h * w: the squares within r of a stone at the root) or
  * within Chebyshev distance r of one of moves[start:] (the moves since the root), as
@@ -1656,6 +1765,7 @@ static PyMethodDef methods[] = {
     {"backup_edge", (PyCFunction)(void (*)(void))backup_edge, METH_FASTCALL, "MCTS backup of one edge (see gomoku_ai/mcts.py)."},
     {"near_candidates", (PyCFunction)(void (*)(void))near_candidates, METH_FASTCALL, "SearchTree.candidates_all (see gomoku_ai/mcts.py)."},
     {"walk", (PyCFunction)(void (*)(void))walk, METH_FASTCALL, "The selection of mcts._descend down a path (see gomoku_ai/mcts.py)."},
+    {"backup_path", (PyCFunction)(void (*)(void))backup_path, METH_FASTCALL, "mcts._backup (see gomoku_ai/mcts.py)."},
     {"search", vcf_search, METH_VARARGS, "VCF search (see gomoku_ai/native.py)."},
     {"clear", vcf_clear, METH_NOARGS, "Empty the transposition table."},
     {"window_scans", window_scans, METH_VARARGS, "Window scans (see gomoku_ai/native.py)."},

@@ -864,18 +864,11 @@ def _backup(path: _Path, value: Optional[float], vl: float, fpu_reduction: float
     """Undo virtual loss ``vl`` along ``path`` and add ``value`` (leaf side-to-move's view);
     ``value`` None only reverts. Propagates proven results; an edge left without visits gets
     back its first-play-urgency value (node value - ``fpu_reduction``)."""
+    if _TREE_OPS is not None:       # the same arithmetic and proofs, in C
+        _TREE_OPS.backup_path(path, value, vl, fpu_reduction, LOSS_Q, WIN_Q)
+        return
     v = value
-    edge = _TREE_OPS.backup_edge if _TREE_OPS is not None else None
     for node, i in reversed(path):
-        if edge is not None:
-            child = node.children[i]
-            if child is None or not child.proven:   # the common edge, in C (the same arithmetic)
-                if v is not None:
-                    v = -v
-                    node.n += 1
-                edge(node.Q, node.PU, node.P, node.N, node.W, i, vl, v,
-                     node.value - fpu_reduction, LOSS_Q, WIN_Q)
-                continue
         N, W = node.N, node.W
         if vl:
             N[i] -= vl

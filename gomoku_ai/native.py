@@ -212,6 +212,8 @@ BackupEdge = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarra
                        Optional[float], float, float, float], None]
 #: (near_root, the board's padded cells, width, height, board.moves, root ply, radius) -> squares
 NearCandidates = Callable[[np.ndarray, bytearray, int, int, List[int], int, int], List[int]]
+#: (path, value or None, virtual_loss, fpu_reduction, loss_q, win_q) -> None
+BackupPath = Callable[[List[Any], Optional[float], float, float, float, float], None]
 #: (node, path, c_puct, virtual_loss, loss_q, win_q, leaf VCF on, leaf_vcf_after, tree_vct_visits)
 #: -> (the node reached or None, the moves of the steps appended to path)
 Walk = Callable[[Any, List[Any], float, float, float, float, bool, int, int], Tuple[Any, List[int]]]
@@ -224,9 +226,11 @@ class TreeOps(NamedTuple):
     select_vl: SelectVL             #: the selection and virtual loss of one step of :func:`gomoku_ai.mcts._descend`
                                     #: (``walk`` makes the same steps; this one-step form is what the tests
                                     #: hold to the Python selection bit for bit)
-    backup_edge: BackupEdge         #: one edge of :func:`gomoku_ai.mcts._backup` (child not proven)
+    backup_edge: BackupEdge         #: one edge of :func:`gomoku_ai.mcts._backup` (child not proven;
+                                    #: the one-step form of ``backup_path``, held to Python by the tests)
     near_candidates: NearCandidates  #: :meth:`gomoku_ai.mcts.SearchTree.candidates_all`
     walk: Walk                      #: the selection steps of :func:`gomoku_ai.mcts._descend`
+    backup_path: BackupPath         #: :func:`gomoku_ai.mcts._backup`, every edge of a path
 
 
 #: (the board's padded cells, width, height, n, exact, move, colour) -> squares or None

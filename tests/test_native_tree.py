@@ -255,6 +255,81 @@ def test_walk_descends_and_stops_where_python_must_look() -> None:
     assert nxt is leaf and len(path) == 2
 
 
+def _chain(rng: np.random.Generator, depth: int) -> Tuple[List[Tuple[Node, int]], Node]:
+    """A path of ``depth`` random nodes (some children proven, some nodes already proven) and the
+    leaf below it, for a backup."""
+    path: List[Tuple[Node, int]] = []
+    nodes = []
+    for _ in range(depth + 1):
+        k = int(rng.integers(1, 6))
+        nd = Node()
+        nd.Q, nd.PU, nd.P, nd.N, nd.W = _stats(rng, k)
+        nd.N += 1.0                           # every edge of a path carries its virtual loss
+        nd.moves = rng.permutation(225)[:k].astype(np.int32)
+        nd.children = [None] * k
+        nd.n = int(nd.N.sum()) + 1
+        nd.value = float(rng.uniform(-1, 1))
+        nd.proven = int(rng.choice([0, 0, 0, 1, -1]))
+        nd.n_lost = int(rng.integers(0, k))
+        nd.expanded = True
+        nodes.append(nd)
+    for parent, child in zip(nodes, nodes[1:]):
+        i = int(rng.integers(0, len(parent.moves)))
+        parent.children[i] = child
+        path.append((parent, i))
+    return path, nodes[-1]
+
+
+def _node_state(nd: Node) -> Tuple:
+    return (nd.n, nd.proven, nd.win_move, nd.n_lost, nd.Q.tobytes(), nd.PU.tobytes(), nd.N.tobytes(),
+            nd.W.tobytes())
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_backup_path_is_the_python_backup(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    """Random paths with proven children and proven nodes, a value or a revert, virtual loss 1 or
+    3 (0 with no loss on the path): every node's statistics, n, proven, win_move and n_lost as
+    the Python backup leaves them."""
+    import copy
+    rng = np.random.default_rng(100 + seed)
+    proofs = 0
+    for _ in range(80):
+        path, leaf = _chain(rng, int(rng.integers(1, 7)))
+        vl = float(rng.choice([0.0, 1.0, 3.0]))
+        if vl == 0.0:
+            for nd, _i in path:
+                nd.N -= 1.0
+        else:
+            for nd, i in path:
+                nd.N[i] += vl - 1.0
+        value = None if rng.random() < 0.2 else float(rng.uniform(-1, 1))
+        twin = copy.deepcopy((path, leaf))
+        monkeypatch.setattr(M, "_TREE_OPS", OPS)
+        M._backup(path, value, vl, 0.25)
+        monkeypatch.setattr(M, "_TREE_OPS", None)
+        M._backup(twin[0], value, vl, 0.25)
+        for (a, _), (b, _) in zip(path, twin[0]):
+            assert _node_state(a) == _node_state(b)
+            proofs += a.proven != 0
+    assert proofs > 50
+
+
+def test_backup_path_refuses_bad_input() -> None:
+    assert OPS is not None
+    nd = Node()
+    nd.children = [None]
+    nd.Q, nd.PU, nd.P, nd.N, nd.W = (np.ones(1) for _ in range(5))
+    with pytest.raises(TypeError):
+        OPS.backup_path(((nd, 0),), 0.5, 1.0, 0.25, LOSS_Q, WIN_Q)    # a tuple for the path
+    with pytest.raises(TypeError):
+        OPS.backup_path([nd], 0.5, 1.0, 0.25, LOSS_Q, WIN_Q)          # a step that is no pair
+    with pytest.raises(IndexError):
+        OPS.backup_path([(nd, 1)], 0.5, 1.0, 0.25, LOSS_Q, WIN_Q)     # index past the children
+    with pytest.raises(TypeError):
+        OPS.backup_path([(nd, 0)], "x", 1.0, 0.25, LOSS_Q, WIN_Q)
+    OPS.backup_path([], 0.5, 1.0, 0.25, LOSS_Q, WIN_Q)                # nothing to do
+
+
 def test_walk_refuses_bad_input() -> None:
     assert OPS is not None
     nd = Node()
