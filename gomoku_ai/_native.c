@@ -5,7 +5,7 @@
  *   threats()       vct._threats, and four_moves(): tactics._four_moves, FREESTYLE and STANDARD;
  *   vct()           the VCT search of vct._VCT (without verify_defences), FREESTYLE and STANDARD;
  *   clear()         empties the prover's transposition table;
- *   select_vl(), walk(), backup_edge(), near_candidates()
+ *   select_vl(), backup_edge(), near_candidates()
  *                   the MCTS tree's arithmetic of gomoku_ai/mcts.py (every rule; see below);
  *   three_replies(), child_fives()
  *                   the MCTS node creation of gomoku_ai/mcts.py, FREESTYLE and STANDARD;
@@ -1346,9 +1346,7 @@ static PyObject *encode_planes(PyObject *self, PyObject *args) {
  * _backup) do on one node's child statistics, the same float64 operations in the same order, so
  * that a search gives the identical tree with or without them. The statistics are the node's numpy
  * arrays Q, PU, P, N, W (float64, C-contiguous, one entry per child), read and written through the
- * buffer protocol (no numpy headers). walk() makes _descend's selection steps down the tree,
- * reading the mcts.Node attributes by name, and hands back to the Python loop at the first node
- * that needs a check of its own (terminal, proven, not expanded, a leaf VCF or tree VCT due). */
+ * buffer protocol (no numpy headers). */
 typedef struct { Py_buffer b[5]; int held; Py_ssize_t k; double *q, *pu, *p, *n, *w; } Stats;
 
 static void stats_release(Stats *st) {
@@ -1379,26 +1377,6 @@ static int stats_get(Stats *st, PyObject *const *arrays) {
     return 0;
 }
 
-/* The selection of select_vl on st (at least one child): the index, after its virtual loss. */
-static Py_ssize_t select_in(Stats *st, long long n, double c, double vl, double loss, double win) {
-    double coef = c * sqrt((double)(n + 1));
-    Py_ssize_t best = 0;
-    double top = st->q[0] + coef * st->pu[0];
-    if (top == top) {
-        for (Py_ssize_t j = 1; j < st->k; j++) {
-            double s = st->q[j] + coef * st->pu[j];
-            if (s != s) { best = j; break; }
-            if (s > top) { top = s; best = j; }
-        }
-    }
-    Py_ssize_t i = best;
-    st->n[i] += vl;
-    st->w[i] -= vl;
-    if (st->q[i] > loss && st->q[i] < win) st->q[i] = st->w[i] / st->n[i];
-    st->pu[i] = st->p[i] / (1.0 + st->n[i]);
-    return i;
-}
-
 /* select_vl(Q, PU, P, N, W, n, c_puct, vl, loss_q, win_q) -> i: the child maximising
  * Q + (c_puct * sqrt(n + 1)) * PU (the first of equals, or the first NaN, as numpy's argmax), then
  * its virtual loss: N[i] += vl, W[i] -= vl, Q[i] = W[i] / N[i] unless Q[i] is proven
@@ -1413,156 +1391,23 @@ static PyObject *select_vl(PyObject *self, PyObject *const *args, Py_ssize_t nar
     Stats st;
     if (stats_get(&st, args) < 0) return NULL;
     if (st.k == 0) { stats_release(&st); PyErr_SetString(PyExc_ValueError, "select_vl: no children"); return NULL; }
-    Py_ssize_t i = select_in(&st, n, c, vl, loss, win);
+    double coef = c * sqrt((double)(n + 1));
+    Py_ssize_t best = 0;
+    double top = st.q[0] + coef * st.pu[0];
+    if (top == top) {
+        for (Py_ssize_t j = 1; j < st.k; j++) {
+            double s = st.q[j] + coef * st.pu[j];
+            if (s != s) { best = j; break; }
+            if (s > top) { top = s; best = j; }
+        }
+    }
+    Py_ssize_t i = best;
+    st.n[i] += vl;
+    st.w[i] -= vl;
+    if (st.q[i] > loss && st.q[i] < win) st.q[i] = st.w[i] / st.n[i];
+    st.pu[i] = st.p[i] / (1.0 + st.n[i]);
     stats_release(&st);
     return PyLong_FromSsize_t(i);
-}
-
-/* Names of the mcts.Node attributes the walk reads (interned once). */
-static PyObject *a_terminal, *a_proven, *a_expanded, *a_vcf_checked, *a_vct_checked, *a_n,
-                *a_moves, *a_children, *a_value, *a_n_lost, *a_win_move, *a_stats[5];
-
-static int walk_names(void) {
-    if (a_terminal) return 0;
-    const char *names[] = {"terminal", "proven", "expanded", "vcf_checked", "vct_checked", "n",
-                           "moves", "children", "value", "n_lost", "win_move",
-                           "Q", "PU", "P", "N", "W"};
-    PyObject **slots[] = {&a_terminal, &a_proven, &a_expanded, &a_vcf_checked, &a_vct_checked, &a_n,
-                          &a_moves, &a_children, &a_value, &a_n_lost, &a_win_move,
-                          &a_stats[0], &a_stats[1], &a_stats[2], &a_stats[3], &a_stats[4]};
-    for (int j = 0; j < 16; j++)
-        if (!(*slots[j] = PyUnicode_InternFromString(names[j]))) return -1;
-    return 0;
-}
-
-/* An attribute of node as a C long (ints and bools); -1 with an exception set on failure is told
- * apart by PyErr_Occurred. */
-static long attr_long(PyObject *node, PyObject *name) {
-    PyObject *v = PyObject_GetAttr(node, name);
-    if (!v) return -1;
-    long r = PyLong_AsLong(v);
-    Py_DECREF(v);
-    return r;
-}
-
-/* Does _descend go straight on through node, a child reached on the way (expanded, not terminal,
- * not proven, no leaf VCF or tree VCT search due)? 1 yes, 0 no, -1 error. */
-static int walk_plain(PyObject *node, int vcf_on, long vcf_after, long vct_visits) {
-    PyObject *t = PyObject_GetAttr(node, a_terminal);
-    if (!t) return -1;
-    int term = t != Py_None;
-    Py_DECREF(t);
-    if (term) return 0;
-    long proven = attr_long(node, a_proven);
-    if (proven == -1 && PyErr_Occurred()) return -1;
-    if (proven) return 0;
-    long expanded = attr_long(node, a_expanded);
-    if (expanded == -1 && PyErr_Occurred()) return -1;
-    if (!expanded) return 0;
-    if (vcf_on || vct_visits > 0) {
-        long n = attr_long(node, a_n);
-        if (n == -1 && PyErr_Occurred()) return -1;
-        if (vcf_on) {
-            long done = attr_long(node, a_vcf_checked);
-            if (done == -1 && PyErr_Occurred()) return -1;
-            if (!done && n + 1 >= vcf_after) return 0;
-        }
-        if (vct_visits > 0) {
-            long done = attr_long(node, a_vct_checked);
-            if (done == -1 && PyErr_Occurred()) return -1;
-            if (!done && n + 1 >= vct_visits) return 0;
-        }
-    }
-    return 1;
-}
-
-/* One selection step at node: its child index i (virtual loss added) and move *m; the child (a new
- * reference, Py_None when not made yet) in *child. 0, or -1 with an exception set. */
-static int walk_step(PyObject *node, double c, double vl, double loss, double win, Py_ssize_t *i,
-                     long *m, PyObject **child) {
-    PyObject *arrays[5] = {NULL, NULL, NULL, NULL, NULL};
-    PyObject *moves = NULL, *children = NULL;
-    Py_buffer mb;
-    int held = 0, rc = -1;
-    long long n = 0;
-    Stats st;
-    for (int j = 0; j < 5; j++)
-        if (!(arrays[j] = PyObject_GetAttr(node, a_stats[j]))) goto done;
-    n = (long long)attr_long(node, a_n);
-    if (PyErr_Occurred()) goto done;
-    if (stats_get(&st, arrays) < 0) goto done;
-    if (st.k == 0) { stats_release(&st); PyErr_SetString(PyExc_ValueError, "walk: a node without children"); goto done; }
-    if (!(moves = PyObject_GetAttr(node, a_moves)) || !(children = PyObject_GetAttr(node, a_children))) {
-        stats_release(&st);
-        goto done;
-    }
-    if (PyObject_GetBuffer(moves, &mb, PyBUF_FORMAT) < 0) { stats_release(&st); goto done; }
-    held = 1;
-    if (mb.itemsize != 4 || !mb.format || !(strcmp(mb.format, "i") == 0 || strcmp(mb.format, "<i") == 0
-            || strcmp(mb.format, "=i") == 0) || mb.len != st.k * 4 || !PyList_Check(children)
-            || PyList_GET_SIZE(children) != st.k) {
-        stats_release(&st);
-        PyErr_SetString(PyExc_TypeError, "walk: moves must be int32 and children a list, as long as Q");
-        goto done;
-    }
-    *i = select_in(&st, n, c, vl, loss, win);
-    stats_release(&st);
-    *m = ((const int32_t *)mb.buf)[*i];
-    *child = PyList_GET_ITEM(children, *i);
-    Py_INCREF(*child);
-    rc = 0;
-done:
-    if (held) PyBuffer_Release(&mb);
-    Py_XDECREF(moves);
-    Py_XDECREF(children);
-    for (int j = 0; j < 5; j++) Py_XDECREF(arrays[j]);
-    return rc;
-}
-
-/* walk(node, path, c_puct, vl, loss_q, win_q, vcf_on, vcf_after, vct_visits) -> (node or None,
- * moves): _descend's selection from node (whose own checks the caller has made) on down, while the
- * child reached is plain (walk_plain: vcf_on 0 when the leaf VCF is off, vct_visits 0 when the tree
- * VCT is): each step appends (node, i) to path, its move to moves. Returns the first child that is
- * not plain (the caller's loop checks it), or None when the last step's child is not made yet (the
- * caller makes it). The caller plays moves on its board. */
-static PyObject *walk(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    (void)self;
-    if (nargs != 9) { PyErr_SetString(PyExc_TypeError, "walk: 9 arguments"); return NULL; }
-    PyObject *node = args[0], *path = args[1];
-    double c = PyFloat_AsDouble(args[2]), vl = PyFloat_AsDouble(args[3]);
-    double loss = PyFloat_AsDouble(args[4]), win = PyFloat_AsDouble(args[5]);
-    int vcf_on = PyObject_IsTrue(args[6]);
-    long vcf_after = PyLong_AsLong(args[7]), vct_visits = PyLong_AsLong(args[8]);
-    if (vcf_on < 0 || PyErr_Occurred()) return NULL;
-    if (!PyList_Check(path)) { PyErr_SetString(PyExc_TypeError, "walk: path must be a list"); return NULL; }
-    if (walk_names() < 0) return NULL;
-    PyObject *moves = PyList_New(0);
-    if (!moves) return NULL;
-    Py_INCREF(node);
-    for (;;) {
-        Py_ssize_t i;
-        long m;
-        PyObject *child, *step, *mv;
-        if (walk_step(node, c, vl, loss, win, &i, &m, &child) < 0) goto fail;
-        step = Py_BuildValue("(On)", node, i);
-        mv = PyLong_FromLong(m);
-        if (!step || !mv || PyList_Append(path, step) < 0 || PyList_Append(moves, mv) < 0) {
-            Py_XDECREF(step); Py_XDECREF(mv); Py_DECREF(child);
-            goto fail;
-        }
-        Py_DECREF(step); Py_DECREF(mv);
-        Py_DECREF(node);
-        node = child;                       /* the reference walk_step gave */
-        if (node == Py_None) break;
-        int plain = walk_plain(node, vcf_on, vcf_after, vct_visits);
-        if (plain < 0) goto fail;
-        if (!plain) break;
-    }
-    return Py_BuildValue("(NN)", node, moves);
-fail:
-    Py_DECREF(node);
-    Py_DECREF(moves);
-    return NULL;
 }
 
 /* backup_edge(Q, PU, P, N, W, i, vl, v, fpu_q, loss_q, win_q) -> None: child i's share of a backup whose
@@ -1587,114 +1432,6 @@ static PyObject *backup_edge(PyObject *self, PyObject *const *args, Py_ssize_t n
     if (st.q[i] > loss && st.q[i] < win) st.q[i] = st.n[i] > 0 ? st.w[i] / st.n[i] : fpu_q;
     st.pu[i] = st.q[i] <= loss ? 0.0 : st.p[i] / (1.0 + st.n[i]);
     stats_release(&st);
-    Py_RETURN_NONE;
-}
-
-/* Set an int attribute of node. 0, or -1 with an exception set. */
-static int set_long(PyObject *node, PyObject *name, long long v) {
-    PyObject *o = PyLong_FromLongLong(v);
-    if (!o) return -1;
-    int r = PyObject_SetAttr(node, name, o);
-    Py_DECREF(o);
-    return r;
-}
-
-/* One edge (node, i) of backup_path; *v is the value for the node's mover (updated), has_v 0 for a
- * revert. 0, or -1 with an exception set. */
-static int backup_one(PyObject *node, Py_ssize_t i, int has_v, double *v, double vl, double fpu_red,
-                      double loss, double win) {
-    PyObject *arrays[5] = {NULL, NULL, NULL, NULL, NULL}, *children = NULL, *val = NULL;
-    int rc = -1, held = 0;
-    long child_proven = 0;
-    Stats st;
-    if (!(children = PyObject_GetAttr(node, a_children))) goto done;
-    if (!PyList_Check(children) || i < 0 || i >= PyList_GET_SIZE(children)) {
-        PyErr_SetString(PyExc_IndexError, "backup_path: child index");
-        goto done;
-    }
-    PyObject *child = PyList_GET_ITEM(children, i);
-    if (child != Py_None) {
-        child_proven = attr_long(child, a_proven);
-        if (child_proven == -1 && PyErr_Occurred()) goto done;
-    }
-    for (int j = 0; j < 5; j++)
-        if (!(arrays[j] = PyObject_GetAttr(node, a_stats[j]))) goto done;
-    if (stats_get(&st, arrays) < 0) goto done;
-    held = 1;
-    if (i >= st.k) { PyErr_SetString(PyExc_IndexError, "backup_path: child index"); goto done; }
-    if (has_v) {
-        *v = -*v;
-        long long n = (long long)attr_long(node, a_n);
-        if (PyErr_Occurred() || set_long(node, a_n, n + 1) < 0) goto done;
-    }
-    if (!child_proven) {                    /* backup_edge, with fpu_q = node.value - fpu_red */
-        if (!(val = PyObject_GetAttr(node, a_value))) goto done;
-        double fpu_q = PyFloat_AsDouble(val) - fpu_red;
-        if (PyErr_Occurred()) goto done;
-        if (vl != 0.0) { st.n[i] -= vl; st.w[i] += vl; }
-        if (has_v) { st.n[i] += 1.0; st.w[i] += *v; }
-        if (st.q[i] > loss && st.q[i] < win) st.q[i] = st.n[i] > 0 ? st.w[i] / st.n[i] : fpu_q;
-    } else {                                /* the proven child's edge */
-        if (vl != 0.0) { st.n[i] -= vl; st.w[i] += vl; }
-        if (has_v) { st.n[i] += 1.0; st.w[i] += *v; }
-        if (st.q[i] > loss && st.q[i] < win) {
-            long proven = attr_long(node, a_proven);
-            if (proven == -1 && PyErr_Occurred()) goto done;
-            if (child_proven == -1) {
-                st.q[i] = win;
-                if (proven == 0) {
-                    PyObject *moves = PyObject_GetAttr(node, a_moves), *m = NULL;
-                    if (moves) m = PySequence_GetItem(moves, i);
-                    Py_XDECREF(moves);
-                    long mv = m ? PyLong_AsLong(m) : -1;
-                    Py_XDECREF(m);
-                    if (PyErr_Occurred() || set_long(node, a_proven, 1) < 0
-                        || set_long(node, a_win_move, mv) < 0) goto done;
-                }
-            } else {
-                st.q[i] = loss;
-                long lost = attr_long(node, a_n_lost);
-                if ((lost == -1 && PyErr_Occurred()) || set_long(node, a_n_lost, lost + 1) < 0) goto done;
-                if (lost + 1 == st.k && proven == 0 && set_long(node, a_proven, -1) < 0) goto done;
-            }
-        }
-    }
-    st.pu[i] = st.q[i] <= loss ? 0.0 : st.p[i] / (1.0 + st.n[i]);
-    rc = 0;
-done:
-    if (held) stats_release(&st);
-    Py_XDECREF(val);
-    Py_XDECREF(children);
-    for (int j = 0; j < 5; j++) Py_XDECREF(arrays[j]);
-    return rc;
-}
-
-/* backup_path(path, value, vl, fpu_reduction, loss_q, win_q) -> None: mcts._backup: from the last
- * (node, i) of path to the first, undo the virtual loss vl and add value (the leaf's side to move's
- * view, negated at each step; None only reverts), with the proven-child rules: a child proven lost
- * for its mover makes the edge a win (and its node proven won, win_move its move), one proven won
- * makes the edge a loss (n_lost; the node proven lost when every child is). */
-static PyObject *backup_path(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    (void)self;
-    if (nargs != 6) { PyErr_SetString(PyExc_TypeError, "backup_path: 6 arguments"); return NULL; }
-    PyObject *path = args[0];
-    int has_v = args[1] != Py_None;
-    double v = has_v ? PyFloat_AsDouble(args[1]) : 0.0;
-    double vl = PyFloat_AsDouble(args[2]), fpu_red = PyFloat_AsDouble(args[3]);
-    double loss = PyFloat_AsDouble(args[4]), win = PyFloat_AsDouble(args[5]);
-    if (PyErr_Occurred()) return NULL;
-    if (!PyList_Check(path)) { PyErr_SetString(PyExc_TypeError, "backup_path: path must be a list"); return NULL; }
-    if (walk_names() < 0) return NULL;
-    for (Py_ssize_t k = PyList_GET_SIZE(path) - 1; k >= 0; k--) {
-        PyObject *step = PyList_GET_ITEM(path, k);
-        if (!PyTuple_Check(step) || PyTuple_GET_SIZE(step) != 2) {
-            PyErr_SetString(PyExc_TypeError, "backup_path: a step must be a (node, index) tuple");
-            return NULL;
-        }
-        Py_ssize_t i = PyLong_AsSsize_t(PyTuple_GET_ITEM(step, 1));
-        if (i == -1 && PyErr_Occurred()) return NULL;
-        if (backup_one(PyTuple_GET_ITEM(step, 0), i, has_v, &v, vl, fpu_red, loss, win) < 0) return NULL;
-    }
     Py_RETURN_NONE;
 }
 
@@ -1764,8 +1501,6 @@ static PyMethodDef methods[] = {
     {"select_vl", (PyCFunction)(void (*)(void))select_vl, METH_FASTCALL, "MCTS selection with virtual loss (see gomoku_ai/mcts.py)."},
     {"backup_edge", (PyCFunction)(void (*)(void))backup_edge, METH_FASTCALL, "MCTS backup of one edge (see gomoku_ai/mcts.py)."},
     {"near_candidates", (PyCFunction)(void (*)(void))near_candidates, METH_FASTCALL, "SearchTree.candidates_all (see gomoku_ai/mcts.py)."},
-    {"walk", (PyCFunction)(void (*)(void))walk, METH_FASTCALL, "The selection of mcts._descend down a path (see gomoku_ai/mcts.py)."},
-    {"backup_path", (PyCFunction)(void (*)(void))backup_path, METH_FASTCALL, "mcts._backup (see gomoku_ai/mcts.py)."},
     {"search", vcf_search, METH_VARARGS, "VCF search (see gomoku_ai/native.py)."},
     {"clear", vcf_clear, METH_NOARGS, "Empty the transposition table."},
     {"window_scans", window_scans, METH_VARARGS, "Window scans (see gomoku_ai/native.py)."},

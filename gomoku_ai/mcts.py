@@ -666,8 +666,7 @@ def _descend(tree: SearchTree, board: Board, stats: SearchStats
     cfg = tree.cfg
     vl = cfg.virtual_loss
     c = cfg.c_puct
-    walk = _TREE_OPS.walk if _TREE_OPS is not None else None
-    vcf_on = bool(tree.leaf_vcf_nodes)
+    select_vl = _TREE_OPS.select_vl if _TREE_OPS is not None else None
     while True:
         if node.terminal is not None:
             return path, node, node.terminal
@@ -685,29 +684,17 @@ def _descend(tree: SearchTree, board: Board, stats: SearchStats
         if cfg.tree_vct_visits and path and not node.vct_checked and node.n + 1 >= cfg.tree_vct_visits:
             if _tree_vct(tree, board, node, stats):
                 return path, node, 1.0
-        if walk is not None:
-            # the same selection and virtual loss, in C, from here down through every child that
-            # needs none of the checks above (the next that does, or None: a child to make)
-            nxt, moves = walk(node, path, c, vl, LOSS_Q, WIN_Q, vcf_on, cfg.leaf_vcf_after,
-                              cfg.tree_vct_visits)
-            for m in moves:
-                board.push_quiet(m)     # never a five (see below)
-            if len(path) > stats.max_depth:
-                stats.max_depth = len(path)
-            if nxt is None:
-                node, i = path[-1]
-                made, value = _new_child(tree, board, node, i, moves[-1], stats)
-                return path, made, value
-            node = nxt
-            continue
-        i = select_child(node, c)
-        # virtual loss: count the visit now, as a loss for the mover
-        N, W = node.N, node.W
-        N[i] += vl
-        W[i] -= vl
-        if node.Q[i] > LOSS_Q and node.Q[i] < WIN_Q:
-            node.Q[i] = W[i] / N[i]
-        node.PU[i] = node.P[i] / (1.0 + N[i])
+        if select_vl is not None:   # the same selection and virtual loss, in C
+            i = select_vl(node.Q, node.PU, node.P, node.N, node.W, node.n, c, vl, LOSS_Q, WIN_Q)
+        else:
+            i = select_child(node, c)
+            # virtual loss: count the visit now, as a loss for the mover
+            N, W = node.N, node.W
+            N[i] += vl
+            W[i] -= vl
+            if node.Q[i] > LOSS_Q and node.Q[i] < WIN_Q:
+                node.Q[i] = W[i] / N[i]
+            node.PU[i] = node.P[i] / (1.0 + N[i])
         path.append((node, i))
         m = int(node.moves[i])
         board.push_quiet(m)     # never a five: a node with a five-point is proven, left above
@@ -864,11 +851,18 @@ def _backup(path: _Path, value: Optional[float], vl: float, fpu_reduction: float
     """Undo virtual loss ``vl`` along ``path`` and add ``value`` (leaf side-to-move's view);
     ``value`` None only reverts. Propagates proven results; an edge left without visits gets
     back its first-play-urgency value (node value - ``fpu_reduction``)."""
-    if _TREE_OPS is not None:       # the same arithmetic and proofs, in C
-        _TREE_OPS.backup_path(path, value, vl, fpu_reduction, LOSS_Q, WIN_Q)
-        return
     v = value
+    edge = _TREE_OPS.backup_edge if _TREE_OPS is not None else None
     for node, i in reversed(path):
+        if edge is not None:
+            child = node.children[i]
+            if child is None or not child.proven:   # the common edge, in C (the same arithmetic)
+                if v is not None:
+                    v = -v
+                    node.n += 1
+                edge(node.Q, node.PU, node.P, node.N, node.W, i, vl, v,
+                     node.value - fpu_reduction, LOSS_Q, WIN_Q)
+                continue
         N, W = node.N, node.W
         if vl:
             N[i] -= vl

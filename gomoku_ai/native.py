@@ -22,9 +22,8 @@ stay the caller's dictionaries.
 at import. ``PYGOMOKU_VCT_NATIVE=0`` turns off only the VCT search (:data:`gomoku_ai.vct.NATIVE_VCT`).
 :func:`status` says which prover runs and why.
 
-:func:`tree_ops` is the MCTS tree's arithmetic (the selection with its virtual loss, walked down the
-tree through every node that needs no check of its own since session 33; one edge's backup; the
-candidate squares near the stones), for every rule: the same float64 operations in the
+:func:`tree_ops` is the MCTS tree's arithmetic (the selection with its virtual loss, one edge's
+backup, the candidate squares near the stones), for every rule: the same float64 operations in the
 same order as :mod:`gomoku_ai.mcts`'s Python code, so a search gives the identical tree with or
 without it (``tests/test_native_tree.py``); it only saves the interpreter's per-element work on numpy
 scalars (session 32: 14 % more simulations a second on 15x15, 6 % on 20x20).
@@ -212,25 +211,15 @@ BackupEdge = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarra
                        Optional[float], float, float, float], None]
 #: (near_root, the board's padded cells, width, height, board.moves, root ply, radius) -> squares
 NearCandidates = Callable[[np.ndarray, bytearray, int, int, List[int], int, int], List[int]]
-#: (path, value or None, virtual_loss, fpu_reduction, loss_q, win_q) -> None
-BackupPath = Callable[[List[Any], Optional[float], float, float, float, float], None]
-#: (node, path, c_puct, virtual_loss, loss_q, win_q, leaf VCF on, leaf_vcf_after, tree_vct_visits)
-#: -> (the node reached or None, the moves of the steps appended to path)
-Walk = Callable[[Any, List[Any], float, float, float, float, bool, int, int], Tuple[Any, List[int]]]
 
 
 class TreeOps(NamedTuple):
     """The C core's MCTS arithmetic (:func:`tree_ops`); each computes what the Python code it
     stands for computes, exactly."""
 
-    select_vl: SelectVL             #: the selection and virtual loss of one step of :func:`gomoku_ai.mcts._descend`
-                                    #: (``walk`` makes the same steps; this one-step form is what the tests
-                                    #: hold to the Python selection bit for bit)
-    backup_edge: BackupEdge         #: one edge of :func:`gomoku_ai.mcts._backup` (child not proven;
-                                    #: the one-step form of ``backup_path``, held to Python by the tests)
+    select_vl: SelectVL             #: the selection and virtual loss of :func:`gomoku_ai.mcts._descend`
+    backup_edge: BackupEdge         #: one edge of :func:`gomoku_ai.mcts._backup` (child not proven)
     near_candidates: NearCandidates  #: :meth:`gomoku_ai.mcts.SearchTree.candidates_all`
-    walk: Walk                      #: the selection steps of :func:`gomoku_ai.mcts._descend`
-    backup_path: BackupPath         #: :func:`gomoku_ai.mcts._backup`, every edge of a path
 
 
 #: (the board's padded cells, width, height, n, exact, move, colour) -> squares or None

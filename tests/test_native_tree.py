@@ -210,149 +210,6 @@ def test_near_candidates_refuse_bad_input() -> None:
         near_c(near, b._buf, 15, 15, (112,), 0, 2)
 
 
-def test_walk_descends_and_stops_where_python_must_look() -> None:
-    """``walk`` appends one (node, i) step per level with the selection of ``select_vl``, goes on
-    through expanded children and returns the first child that needs a check of its own (here
-    not expanded), or None for a child not made yet."""
-    assert OPS is not None
-    rng = np.random.default_rng(11)
-
-    def node(k: int, expanded: bool = True) -> Node:
-        nd = Node()
-        nd.Q, nd.PU, nd.P, nd.N, nd.W = _stats(rng, k)
-        nd.Q[:] = -0.3                      # none proven: every child can be selected
-        nd.PU = nd.P / (1.0 + nd.N)
-        nd.moves = np.arange(10, 10 + k, dtype=np.int32)
-        nd.children = [None] * k
-        nd.n = int(nd.N.sum()) + 1
-        nd.expanded = expanded
-        return nd
-
-    root, mid, leaf = node(5), node(4), node(3, expanded=False)
-    copy = [tuple(a.copy() for a in (x.Q, x.PU, x.P, x.N, x.W)) for x in (root, mid)]
-    i0 = _py_select_vl(*copy[0], root.n, 1.8, 1.0)
-    i1 = _py_select_vl(*copy[1], mid.n, 1.8, 1.0)
-    root.children = [mid] * 5               # every selection leads on to mid, then to leaf
-    mid.children = [leaf] * 4
-    path: list = []
-    nxt, moves = OPS.walk(root, path, 1.8, 1.0, LOSS_Q, WIN_Q, False, 2, 0)
-    assert nxt is leaf and path == [(root, i0), (mid, i1)] and moves == [10 + i0, 10 + i1]
-    for x, arrays in zip((root, mid), copy):
-        for got, want in zip((x.Q, x.PU, x.P, x.N, x.W), arrays):
-            assert np.array_equal(got, want)
-    leaf.expanded = True                    # now the walk goes through it, to a child not made
-    path = []
-    nxt, moves = OPS.walk(root, path, 1.8, 1.0, LOSS_Q, WIN_Q, False, 2, 0)
-    assert nxt is None and len(path) == 3 and path[2][0] is leaf and moves[2] == 10 + path[2][1]
-    # a leaf VCF due (vcf_checked False, n + 1 >= after) or a tree VCT due stops the walk there
-    for vcf_on, after, vct in ((True, 0, 0), (False, 2, 1)):
-        path = []
-        nxt, _ = OPS.walk(root, path, 1.8, 1.0, LOSS_Q, WIN_Q, vcf_on, after, vct)
-        assert nxt is mid and len(path) == 1
-    mid.vcf_checked = mid.vct_checked = True    # searched already: the walk goes on
-    path = []
-    nxt, _ = OPS.walk(root, path, 1.8, 1.0, LOSS_Q, WIN_Q, True, 0, 1)
-    assert nxt is leaf and len(path) == 2
-
-
-def _chain(rng: np.random.Generator, depth: int) -> Tuple[List[Tuple[Node, int]], Node]:
-    """A path of ``depth`` random nodes (some children proven, some nodes already proven) and the
-    leaf below it, for a backup."""
-    path: List[Tuple[Node, int]] = []
-    nodes = []
-    for _ in range(depth + 1):
-        k = int(rng.integers(1, 6))
-        nd = Node()
-        nd.Q, nd.PU, nd.P, nd.N, nd.W = _stats(rng, k)
-        nd.N += 1.0                           # every edge of a path carries its virtual loss
-        nd.moves = rng.permutation(225)[:k].astype(np.int32)
-        nd.children = [None] * k
-        nd.n = int(nd.N.sum()) + 1
-        nd.value = float(rng.uniform(-1, 1))
-        nd.proven = int(rng.choice([0, 0, 0, 1, -1]))
-        nd.n_lost = int(rng.integers(0, k))
-        nd.expanded = True
-        nodes.append(nd)
-    for parent, child in zip(nodes, nodes[1:]):
-        i = int(rng.integers(0, len(parent.moves)))
-        parent.children[i] = child
-        path.append((parent, i))
-    return path, nodes[-1]
-
-
-def _node_state(nd: Node) -> Tuple:
-    return (nd.n, nd.proven, nd.win_move, nd.n_lost, nd.Q.tobytes(), nd.PU.tobytes(), nd.N.tobytes(),
-            nd.W.tobytes())
-
-
-@pytest.mark.parametrize("seed", range(6))
-def test_backup_path_is_the_python_backup(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
-    """Random paths with proven children and proven nodes, a value or a revert, virtual loss 1 or
-    3 (0 with no loss on the path): every node's statistics, n, proven, win_move and n_lost as
-    the Python backup leaves them."""
-    import copy
-    rng = np.random.default_rng(100 + seed)
-    proofs = 0
-    for _ in range(80):
-        path, leaf = _chain(rng, int(rng.integers(1, 7)))
-        vl = float(rng.choice([0.0, 1.0, 3.0]))
-        if vl == 0.0:
-            for nd, _i in path:
-                nd.N -= 1.0
-        else:
-            for nd, i in path:
-                nd.N[i] += vl - 1.0
-        value = None if rng.random() < 0.2 else float(rng.uniform(-1, 1))
-        twin = copy.deepcopy((path, leaf))
-        monkeypatch.setattr(M, "_TREE_OPS", OPS)
-        M._backup(path, value, vl, 0.25)
-        monkeypatch.setattr(M, "_TREE_OPS", None)
-        M._backup(twin[0], value, vl, 0.25)
-        for (a, _), (b, _) in zip(path, twin[0]):
-            assert _node_state(a) == _node_state(b)
-            proofs += a.proven != 0
-    assert proofs > 50
-
-
-def test_backup_path_refuses_bad_input() -> None:
-    assert OPS is not None
-    nd = Node()
-    nd.children = [None]
-    nd.Q, nd.PU, nd.P, nd.N, nd.W = (np.ones(1) for _ in range(5))
-    with pytest.raises(TypeError):
-        OPS.backup_path(((nd, 0),), 0.5, 1.0, 0.25, LOSS_Q, WIN_Q)    # a tuple for the path
-    with pytest.raises(TypeError):
-        OPS.backup_path([nd], 0.5, 1.0, 0.25, LOSS_Q, WIN_Q)          # a step that is no pair
-    with pytest.raises(IndexError):
-        OPS.backup_path([(nd, 1)], 0.5, 1.0, 0.25, LOSS_Q, WIN_Q)     # index past the children
-    with pytest.raises(TypeError):
-        OPS.backup_path([(nd, 0)], "x", 1.0, 0.25, LOSS_Q, WIN_Q)
-    OPS.backup_path([], 0.5, 1.0, 0.25, LOSS_Q, WIN_Q)                # nothing to do
-
-
-def test_walk_refuses_bad_input() -> None:
-    assert OPS is not None
-    nd = Node()
-    nd.expanded = True
-    with pytest.raises(ValueError):         # no children
-        OPS.walk(nd, [], 1.8, 1.0, LOSS_Q, WIN_Q, False, 2, 0)
-    nd.Q, nd.PU, nd.P, nd.N, nd.W = (np.zeros(2) for _ in range(5))
-    nd.moves = np.arange(2, dtype=np.int64)     # not int32
-    nd.children = [None, None]
-    with pytest.raises(TypeError):
-        OPS.walk(nd, [], 1.8, 1.0, LOSS_Q, WIN_Q, False, 2, 0)
-    nd.moves = np.arange(2, dtype=np.int32)
-    with pytest.raises(TypeError):
-        OPS.walk(nd, (), 1.8, 1.0, LOSS_Q, WIN_Q, False, 2, 0)   # path a tuple
-    with pytest.raises(TypeError):
-        OPS.walk(nd, [], 1.8, 1.0, LOSS_Q, WIN_Q, False, 2)      # 8 arguments
-    nd.children = [None]
-    with pytest.raises(TypeError):
-        OPS.walk(nd, [], 1.8, 1.0, LOSS_Q, WIN_Q, False, 2, 0)   # children shorter than Q
-    with pytest.raises(AttributeError):
-        OPS.walk(object(), [], 1.8, 1.0, LOSS_Q, WIN_Q, False, 2, 0)
-
-
 def test_tree_ops_follow_the_native_switch(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(native, "ENABLED", False)
     assert native.tree_ops() is None
@@ -379,21 +236,19 @@ def _same_tree(a: Node, b: Node) -> None:
         assert [c is None for c in x.children] == [c is None for c in y.children]
 
 
-def _searches(monkeypatch: pytest.MonkeyPatch, make_evaluator, ops, visits: int,
-              cfg: Optional[MCTSConfig] = None) -> Tuple[List[Node], int]:
+def _searches(monkeypatch: pytest.MonkeyPatch, make_evaluator, ops, visits: int) -> Tuple[List[Node], int]:
     """The trees of a whole-game series of searches (the tree reused from ply to ply) with the
-    edge arithmetic ``ops`` (None: Python), and how many nodes the leaf VCF (and the tree VCT)
-    proved."""
+    edge arithmetic ``ops`` (None: Python), and how many nodes the leaf VCF proved."""
     monkeypatch.setattr(M, "_TREE_OPS", ops)
     trees, proofs = [], 0
     for game in GAMES:
-        m = MCTS(make_evaluator(), cfg or MCTSConfig(), seed=3)
+        m = MCTS(make_evaluator(), MCTSConfig(), seed=3)
         for ply in (14, 20, 26, 30):
             b = Board(15)
             for mv in game[:ply]:
                 b.play(mv)
             st = m.search(b, visits=visits)
-            proofs += st.leaf_vcf_wins + st.tree_vct_wins
+            proofs += st.leaf_vcf_wins
             assert m.root is not None
             trees.append(m.root)
     return trees, proofs
@@ -414,14 +269,3 @@ def test_search_builds_the_identical_tree(monkeypatch: pytest.MonkeyPatch, which
     for a, b in zip(with_c, python):
         _same_tree(a, b)
     assert sum(len(list(_walk(r))) for r in with_c) > 1000      # real trees, not solved roots
-
-
-def test_search_with_the_tree_vct_builds_the_identical_tree(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The tree VCT (off by default) stops the C walk at the nodes it must search, as the Python
-    loop stops there."""
-    cfg = MCTSConfig(tree_vct_visits=3)
-    with_c, proofs = _searches(monkeypatch, HeuristicEvaluator, OPS, 200, cfg)
-    python, proofs_py = _searches(monkeypatch, HeuristicEvaluator, None, 200, cfg)
-    assert proofs == proofs_py and proofs > 0
-    for a, b in zip(with_c, python):
-        _same_tree(a, b)
