@@ -239,15 +239,20 @@ class NodeOps(NamedTuple):
     child_fives: ChildFives         #: the lists of :func:`gomoku_ai.mcts._init_threats`
 
 
+def _functions(names: Tuple[str, ...]) -> Optional[List[Any]]:
+    """The C core's functions of these names when it is built and on and has them all, else None
+    (off, not built, or an older build without some of them)."""
+    if not ENABLED:
+        return None
+    fns: List[Any] = [getattr(_c, name, None) for name in names]
+    return None if any(f is None for f in fns) else fns
+
+
 def node_ops() -> Optional[NodeOps]:
     """The C core's node creation when it is built (with it) and on, else None (the Python code,
     the same lists). The caller checks :func:`serves` for each board."""
-    if not ENABLED:
-        return None
-    fns: List[Any] = [getattr(_c, name, None) for name in NodeOps._fields]
-    if any(f is None for f in fns):     # an older build of the C core
-        return None
-    return NodeOps(*fns)
+    fns = _functions(NodeOps._fields)
+    return None if fns is None else NodeOps(*fns)
 
 
 #: (the board's padded cells, width, height, side to move, last move or -1, symmetry id, out) -> None
@@ -258,19 +263,13 @@ def encoder() -> Optional[EncodePlanes]:
     """The C core's input encoding (:func:`gomoku_ai.net.encoding.encode_transformed`: the planes of
     a board seen through a symmetry, written into a float32 array) when it is built (with it) and
     on, else None. Every rule (the planes do not depend on it)."""
-    if not ENABLED:
-        return None
-    fn: Optional[EncodePlanes] = getattr(_c, "encode", None)    # None: an older build
-    return fn
+    fns = _functions(("encode",))
+    return None if fns is None else fns[0]
 
 
 def tree_ops() -> Optional[TreeOps]:
     """The C core's MCTS arithmetic when it is built (with it) and on, else None (the search then
     runs its Python code; the trees are identical). The arrays are a node's float64 child
     statistics, changed in place."""
-    if not ENABLED:
-        return None
-    fns: List[Any] = [getattr(_c, name, None) for name in TreeOps._fields]
-    if any(f is None for f in fns):     # an older build of the C core
-        return None
-    return TreeOps(*fns)
+    fns = _functions(TreeOps._fields)
+    return None if fns is None else TreeOps(*fns)

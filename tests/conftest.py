@@ -162,6 +162,16 @@ class EngineProcess:
         self._t_err.join(timeout=2)
 
 
+def walk_nodes(root) -> Iterator:
+    """Every node of an MCTS tree below ``root`` (itself first), depth first, children in order of
+    their index reversed: the one order two trees of the same shape are compared in."""
+    stack = [root]
+    while stack:
+        nd = stack.pop()
+        yield nd
+        stack.extend(c for c in nd.children if c is not None)
+
+
 def assert_move_line(line: str) -> None:
     import re
     assert re.fullmatch(r"\d+,\d+", line), f"not a move line: {line!r}"

@@ -7,6 +7,7 @@ from typing import Iterator, List, Optional, Tuple
 
 import numpy as np
 import pytest
+from conftest import walk_nodes
 
 from gomoku_ai import mcts as M
 from gomoku_ai import native, tactics
@@ -152,18 +153,10 @@ def test_node_ops_serve_freestyle_and_standard_only(monkeypatch: pytest.MonkeyPa
     assert native.node_ops() is not None
 
 
-def _walk(node: Node) -> Iterator[Node]:
-    stack = [node]
-    while stack:
-        nd = stack.pop()
-        yield nd
-        stack.extend(c for c in nd.children if c is not None)
-
-
 def _fingerprint(root: Node) -> List[Tuple]:
     return [(nd.n, nd.proven, nd.win_move, nd.terminal, nd.n_lost, tuple(nd.my_fives),
              tuple(nd.opp_fives), nd.moves.tobytes(), nd.N.tobytes(), nd.Q.tobytes(), nd.P.tobytes(),
-             tuple(c is None for c in nd.children)) for nd in _walk(root)]
+             tuple(c is None for c in nd.children)) for nd in walk_nodes(root)]
 
 
 @pytest.mark.parametrize("size,rule", [(15, Rule.FREESTYLE), (20, Rule.FREESTYLE), (15, Rule.STANDARD)])

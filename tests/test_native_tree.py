@@ -4,10 +4,11 @@ a search builds the identical tree with or without them."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterator, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
 import numpy as np
 import pytest
+from conftest import walk_nodes
 
 from gomoku_ai import mcts as M
 from gomoku_ai import native
@@ -217,16 +218,8 @@ def test_tree_ops_follow_the_native_switch(monkeypatch: pytest.MonkeyPatch) -> N
     assert native.tree_ops() is not None
 
 
-def _walk(node: Node) -> Iterator[Node]:
-    stack = [node]
-    while stack:
-        nd = stack.pop()
-        yield nd
-        stack.extend(c for c in nd.children if c is not None)
-
-
 def _same_tree(a: Node, b: Node) -> None:
-    na, nb = list(_walk(a)), list(_walk(b))
+    na, nb = list(walk_nodes(a)), list(walk_nodes(b))
     assert len(na) == len(nb)
     for x, y in zip(na, nb):
         assert (x.n, x.proven, x.expanded, x.terminal, x.n_lost) == (y.n, y.proven, y.expanded, y.terminal, y.n_lost)
@@ -268,4 +261,4 @@ def test_search_builds_the_identical_tree(monkeypatch: pytest.MonkeyPatch, which
     assert proofs == proofs_py and proofs > 0       # the proven-child backups were exercised too
     for a, b in zip(with_c, python):
         _same_tree(a, b)
-    assert sum(len(list(_walk(r))) for r in with_c) > 1000      # real trees, not solved roots
+    assert sum(len(list(walk_nodes(r))) for r in with_c) > 1000      # real trees, not solved roots
