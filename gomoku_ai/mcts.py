@@ -408,8 +408,8 @@ class SearchTree:
         self._near_root: np.ndarray = np.zeros((0, 0), bool)
         self._root_len = 0
         self._ctx: Optional[tactics._Ctx] = None  # the tactics view of ``board`` (set by attach)
-        #: _NODE_OPS when the C core serves ``board`` (set by attach), and the board's geometry
-        #: arguments for it (width, height, n, exact five)
+        #: _NODE_OPS when the C core serves ``board`` (set by attach), and the board's arguments
+        #: for it (:func:`gomoku_ai.native.geometry`)
         self.node_ops: Optional[native.NodeOps] = None
         self.geometry: Tuple[int, int, int, int] = (0, 0, 0, 0)
         self.leaf_vcf_nodes = 0                 # leaf_vcf_budget for ``board`` (set by attach)
@@ -438,7 +438,7 @@ class SearchTree:
         self.board = board
         self._ctx = tactics._Ctx(board)
         self.node_ops = _NODE_OPS if _NODE_OPS is not None and native.serves(board) else None
-        self.geometry = (board.width, board.height, board.n, int(board.rule is Rule.STANDARD))
+        self.geometry = native.geometry(board)
         self.leaf_vcf_nodes = leaf_vcf_budget(self.cfg, board)
         self._root_len = len(board.moves)
         self._near_root = movegen.near_mask(board, self.cfg.radius)
@@ -625,28 +625,22 @@ def _init_threats(tree: SearchTree, child: Node, parent: Node, m: int, board: Bo
     ``parent`` plus the lines of ``m`` (in C where ``tree`` has its node_ops: the same lists)."""
     me = board.side_to_move            # side to move at the child
     ops = tree.node_ops
+    theirs: Optional[List[int]]
     if ops is not None:
-        w, h, n, exact = tree.geometry
-        mine, theirs = ops.child_fives(board._buf, w, h, n, exact, m, me, parent.opp_fives,
+        mine, theirs = ops.child_fives(board._buf, *tree.geometry, m, me, parent.opp_fives,
                                        parent.my_fives)
-        child.my_fives = mine
-        if mine:
-            child.proven = 1
-            child.win_move = mine[0]
-            return
-        assert theirs is not None
-        child.opp_fives = theirs
-        if board.is_full():
-            child.terminal = 0.0
-        return
-    child.my_fives = [s for s in parent.opp_fives if s != m and board.makes_five(s, me)]
-    if child.my_fives:
+    else:
+        mine = [s for s in parent.opp_fives if s != m and board.makes_five(s, me)]
+        opp = opponent(me)
+        theirs = None if mine else _new_fives(board, m, opp) + \
+            [s for s in parent.my_fives if s != m and board.makes_five(s, opp)]
+    child.my_fives = mine
+    if mine:
         child.proven = 1
-        child.win_move = child.my_fives[0]
+        child.win_move = mine[0]
         return
-    opp = opponent(me)
-    child.opp_fives = _new_fives(board, m, opp) + \
-        [s for s in parent.my_fives if s != m and board.makes_five(s, opp)]
+    assert theirs is not None
+    child.opp_fives = theirs
     if board.is_full():
         child.terminal = 0.0
 
@@ -1306,8 +1300,7 @@ def _three_replies(board: Board, ctx: Optional[tactics._Ctx] = None,
     if board[m] != opp:
         return None
     if tree is not None and tree.node_ops is not None:
-        w, h, n, exact = tree.geometry
-        return tree.node_ops.three_replies(board._buf, w, h, n, exact, m, opp)
+        return tree.node_ops.three_replies(board._buf, *tree.geometry, m, opp)
     if ctx is None or ctx.board is not board:
         ctx = tactics._Ctx(board)
     fd = ctx.fd

@@ -81,6 +81,12 @@ class NativeVCF(NamedTuple):
     aborted: bool
 
 
+def geometry(board: Board) -> Tuple[int, int, int, int]:
+    """The board arguments every C function takes after the cells: (width, height, n, exact), exact
+    1 when only a row of exactly n wins (STANDARD; the C core serves no other exact-five rule)."""
+    return board.width, board.height, board.n, int(board.rule is Rule.STANDARD)
+
+
 def available() -> bool:
     """True when the C prover is built and not turned off by ``PYGOMOKU_NATIVE=0``."""
     return ENABLED
@@ -130,8 +136,7 @@ def vcf(board: Board, node_limit: int, max_depth: int = 40,
             return NativeVCF(None, 0, 0, False, True)
     salt = (_SALT[board.rule] << 16) | (board.n << 12) | (board.width << 6) | board.height
     line, nodes, depth, complete, aborted = _c.search(
-        board._buf, board.width, board.height, board.n, int(board.rule is Rule.STANDARD),
-        board.side_to_move, max(1, node_limit), max_depth, budget, salt,
+        board._buf, *geometry(board), board.side_to_move, max(1, node_limit), max_depth, budget, salt,
         table_for(None) if table is None else table)
     return NativeVCF(line, nodes, depth, bool(complete), bool(aborted))
 
@@ -168,8 +173,7 @@ def vct(board: Board, max_depth: int, node_limit: int, deadline: Optional[float]
         budget = max(deadline - time.perf_counter(), 1e-9)   # past: aborted at the first node
     salt = (_SALT[board.rule] << 16) | (board.n << 12) | (board.width << 6) | board.height
     line, nodes, vcf_total, aborted, depth = _c.vct(
-        board._buf, board.width, board.height, board.n, int(board.rule is Rule.STANDARD),
-        board.side_to_move, max_depth, node_limit, vcf_nodes, max_threats, budget, salt,
+        board._buf, *geometry(board), board.side_to_move, max_depth, node_limit, vcf_nodes, max_threats, budget, salt,
         table_for(None), replay, hints_attack, hints_defence, start_depth)
     return NativeVCT(line, nodes, vcf_total, bool(aborted), depth)
 
@@ -191,16 +195,14 @@ def window_scans(board: Board, wants: Tuple[Tuple[int, int], ...]) -> List[List[
 def threats(board: Board, color: int) -> List[Tuple[int, int, int]]:
     """:func:`gomoku_ai.vct._threats` in C (the same list) for a board that :func:`serves`."""
     assert _c is not None
-    return _c.threats(board._buf, board.width, board.height, board.n,
-                      int(board.rule is Rule.STANDARD), color)
+    return _c.threats(board._buf, *geometry(board), color)
 
 
 def four_moves(board: Board, color: int) -> List[Tuple[int, Tuple[int, ...], bool, bool]]:
     """:func:`gomoku_ai.tactics._four_moves` in C, as plain tuples (move, five-points, straight,
     double), for a board that :func:`serves`."""
     assert _c is not None
-    return _c.four_moves(board._buf, board.width, board.height, board.n,
-                         int(board.rule is Rule.STANDARD), color)
+    return _c.four_moves(board._buf, *geometry(board), color)
 
 
 #: (Q, PU, P, N, W, n, c_puct, virtual_loss, loss_q, win_q) -> the index of the child selected
