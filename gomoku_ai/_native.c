@@ -67,6 +67,11 @@ typedef struct {
                                   * costs a TT probe, never a wrong answer) */
     unsigned stamp;
     int line[MAX_LINE];
+    const struct Lines *g;       /* the board's lines (load_cells) */
+    unsigned char lcnt[256];     /* stones (either colour) on each of g's lines: kept by load_cells,
+                                  * vput and vdel, so right at every VCT node and when a VCF starts
+                                  * (place / clear_cell inside a VCF leave it stale: unread there).
+                                  * A line with fewer stones than a window needs is skipped */
 } Search;
 
 static uint64_t splitmix(uint64_t *s) {
@@ -233,11 +238,12 @@ static int attack(Search *s, int depth, int nd, const int *D, int ply) {
 /* The board lines of one geometry, in the order of tactics._Geo.lines (direction by direction:
  * (1, 0), (0, 1), (1, 1), (-1, 1); lines by their first square in row-major order), as flat
  * squares; kept for the last width and height asked. */
-typedef struct {
+typedef struct Lines {
     int w, h, count;
     unsigned char len[256], dir[256];
     short flat[256][32];
     short pad[256][32];          /* the same squares in a Search's cells (load_cells: off = w + 2) */
+    unsigned char lid[MAX_CELLS][4];   /* the line through a padded square in each direction */
 } Lines;
 
 static const Lines *board_lines(int w, int h) {
@@ -259,6 +265,7 @@ static const Lines *board_lines(int w, int h) {
                 }
                 g.len[g.count] = (unsigned char)L;
                 g.dir[g.count] = (unsigned char)d;
+                for (int k = 0; k < L; k++) g.lid[g.pad[g.count][k]][d] = (unsigned char)g.count;
                 g.count++;
             }
     g.w = w; g.h = h;
@@ -272,11 +279,11 @@ static const Lines *board_lines(int w, int h) {
  * when the candidate stack cannot grow. */
 static int root_scan(Search *s, int *own, int *D, int *nd) {
     const unsigned char *b = s->cell;
-    int n = s->n, w = s->w, att = s->att, dfn = s->dfn;
-    const Lines *g = board_lines(w, s->h);
+    int n = s->n, att = s->att, dfn = s->dfn;
+    const Lines *g = s->g;
     for (int li = 0; li < g->count; li++) {
         int L = g->len[li];
-        if (L < n) continue;
+        if (L < n || s->lcnt[li] < n - 2) continue;   /* no window with n - 2 stones */
         const short *q = g->pad[li];
         int ca = 0, cd = 0, ce = 0;       /* attacker, defender, empty in the window */
         unsigned seen = 0;
@@ -360,6 +367,13 @@ static void load_cells(Search *s, const void *cells, Py_ssize_t need, int w, int
     s->off = off; s->w = w; s->h = h; s->p = p; s->n = n; s->exact = exact;
     s->size = (int)need + 2 * off;
     s->dirs[0] = 1; s->dirs[1] = p; s->dirs[2] = p + 1; s->dirs[3] = p - 1;
+    const Lines *g = board_lines(w, h);
+    s->g = g;
+    memset(s->lcnt, 0, sizeof(s->lcnt));
+    for (int y = 0; y < h; y++)
+        for (int x = 0, pi = (y + 1) * p + off; x < w; x++, pi++)
+            if (s->cell[pi] == 1 || s->cell[pi] == 2)
+                for (int d = 0; d < 4; d++) s->lcnt[g->lid[pi][d]]++;
 }
 
 /* The VCF of att on s's cells (prover_tables made): iterative deepening up to max_depth fours.
@@ -642,10 +656,11 @@ static int window_squares(const Search *s, int c, int k, int *out, int max) {
     static unsigned char mark[MAX_CELLS];
     const unsigned char *b = s->cell;
     int n = s->n, cnt = 0;
-    const Lines *g = board_lines(s->w, s->h);
+    const Lines *g = s->g;
     memset(mark, 0, sizeof(mark));
     for (int li = 0; li < g->count; li++) {
         int L = g->len[li];
+        if (s->lcnt[li] < k) continue;          /* no window with k stones of c */
         const short *q = g->pad[li];
         int cc = 0, ce = 0;
         for (int j = 0; j < L; j++) {
@@ -814,10 +829,16 @@ typedef struct {
     PyObject *hatt, *hdef;         /* vct.Hints.attack and .defence, or NULL */
 } VCT;
 
-static void vput(VCT *v, int pi, int c) { v->s->cell[pi] = (unsigned char)c; v->stones ^= zob[pi][c]; v->side = 3 - v->side; }
+static void vput(VCT *v, int pi, int c) {
+    Search *s = v->s;
+    s->cell[pi] = (unsigned char)c; v->stones ^= zob[pi][c]; v->side = 3 - v->side;
+    for (int d = 0; d < 4; d++) s->lcnt[s->g->lid[pi][d]]++;
+}
 static void vdel(VCT *v, int pi) {
-    int c = v->s->cell[pi];
-    v->s->cell[pi] = EMPTY; v->stones ^= zob[pi][c]; v->side = 3 - v->side;
+    Search *s = v->s;
+    int c = s->cell[pi];
+    s->cell[pi] = EMPTY; v->stones ^= zob[pi][c]; v->side = 3 - v->side;
+    for (int d = 0; d < 4; d++) s->lcnt[s->g->lid[pi][d]]--;
 }
 static uint64_t vkey(const VCT *v) { return v->base[v->side] ^ v->stones; }
 
@@ -840,11 +861,11 @@ static void vfive_points(VCT *v, int fp[2][MAX_CELLS], int nfp[2]) {
     const Search *s = v->s;
     const unsigned char *b = s->cell;
     int n = s->n;
-    const Lines *g = board_lines(s->w, s->h);
+    const Lines *g = s->g;
     nfp[0] = nfp[1] = 0;
     for (int li = 0; li < g->count; li++) {
         int L = g->len[li];
-        if (L < n) continue;
+        if (L < n || s->lcnt[li] < n - 1) continue;   /* no window with n - 1 stones of a colour */
         const short *q = g->pad[li];
         int cnt[4] = {0, 0, 0, 0};
         for (int k = 0; k < L; k++) {
