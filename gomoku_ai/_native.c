@@ -583,11 +583,75 @@ static int points(unsigned char *a, int L, int i, int e, int c, int n, int exact
     return k;
 }
 
-/* tactics._line_info of the line through pi along step, pi taken as a c stone: five, the
- * five-points (offsets in steps from pi) and the straight-four points (tpts: their number nt and
- * the offsets, ascending, as the Python tuple; a window of 2n - 1 <= 15 squares holds them all). */
+/* tactics._line_info of a line's window a (2n + 1 squares, a[n] the move taken as a c stone;
+ * everything past the first WALL is WALL): five, the five-points (offsets from the move) and the
+ * straight-four points (tpts: their number nt and the offsets, ascending, as the Python tuple; a
+ * window of 2n - 1 <= 15 squares holds them all). */
+static void line_eval(unsigned char *a, int n, int exact, int c, LineInfo *r) {
+    int L = 2 * n + 1, i = n, lo, hi;
+    r->five = row_wins(a, L, i, c, n, exact, &lo, &hi);
+    r->nf = points(a, L, i, i, c, n, exact, r->fpts);
+    if (r->nf > 8) r->nf = 8;
+    r->nt = 0;
+    if (r->five) return;
+    int lo_r = i - n + 1, hi_r = i + n - 1;
+    for (int e = lo_r; e <= hi_r; e++) {
+        if (a[e] != EMPTY) continue;
+        a[e] = (unsigned char)c;
+        int five_pt = row_wins(a, L, e, c, n, exact, &lo, &hi) && lo <= i && i <= hi;
+        int pts = five_pt ? 0 : points(a, L, i, e, c, n, exact, NULL);
+        a[e] = EMPTY;
+        if (pts >= 2) { if (r->nt < 16) r->tpts[r->nt] = e - i; r->nt++; }
+    }
+}
+
+/* line_eval for n = 5 through a table filled as it is used: the window's 10 other squares, each
+ * empty (0), c (1) or anything else (2: the other colour and WALL read alike), are the index.
+ * An entry: bit 0 five, bits 1-9 the five-points at offsets -4..4, bits 10-18 the straight-four
+ * points, bit 31 filled. */
+#define LT_N 5
+#define LT_SIZE 59049                   /* 3^10 */
+static uint32_t line_tab[2][LT_SIZE];
+
+static int lt_index(const unsigned char *a, int c) {
+    int idx = 0;
+    for (int k = 0; k <= 2 * LT_N; k++) {
+        if (k == LT_N) continue;
+        idx = 3 * idx + (a[k] == EMPTY ? 0 : a[k] == c ? 1 : 2);
+    }
+    return idx;
+}
+
+static uint32_t lt_pack(const LineInfo *r) {
+    uint32_t e = 0x80000000u | (uint32_t)(r->five != 0);
+    for (int k = 0; k < r->nf; k++) e |= 1u << (1 + r->fpts[k] + LT_N - 1);
+    for (int k = 0; k < r->nt; k++) e |= 1u << (10 + r->tpts[k] + LT_N - 1);
+    return e;
+}
+
+static void lt_unpack(uint32_t e, LineInfo *r) {
+    r->five = (int)(e & 1u);
+    r->nf = r->nt = 0;
+    for (int b = 0; b < 2 * LT_N - 1; b++) {
+        if (e >> (1 + b) & 1u) r->fpts[r->nf++] = b - (LT_N - 1);
+        if (e >> (10 + b) & 1u) r->tpts[r->nt++] = b - (LT_N - 1);
+    }
+}
+
+/* line_eval of a (n = LT_N) through line_tab. */
+static void line_lookup(unsigned char *a, int exact, int c, LineInfo *r) {
+    uint32_t *slot = &line_tab[exact != 0][lt_index(a, c)];
+    if (!*slot) {
+        line_eval(a, LT_N, exact, c, r);
+        *slot = lt_pack(r);
+        return;
+    }
+    lt_unpack(*slot, r);
+}
+
+/* tactics._line_info of the line through pi along step, pi taken as a c stone (line_eval). */
 static void line_info(const Search *s, int pi, int step, int c, LineInfo *r) {
-    int n = s->n, L = 2 * n + 1, i = n;
+    int n = s->n, i = n;
     unsigned char a[2 * 8 + 1];
     const unsigned char *b = s->cell;
     a[i] = (unsigned char)c;
@@ -601,21 +665,32 @@ static void line_info(const Search *s, int pi, int step, int c, LineInfo *r) {
         if (!wall && b[pi + k * step] == WALL) wall = 1;
         a[i + k] = wall ? WALL : b[pi + k * step];
     }
-    int lo, hi;
-    r->five = row_wins(a, L, i, c, n, s->exact, &lo, &hi);
-    r->nf = points(a, L, i, i, c, n, s->exact, r->fpts);
-    if (r->nf > 8) r->nf = 8;
-    r->nt = 0;
-    if (r->five) return;
-    int lo_r = i - n + 1, hi_r = i + n - 1;
-    for (int e = lo_r; e <= hi_r; e++) {
-        if (a[e] != EMPTY) continue;
-        a[e] = (unsigned char)c;
-        int five_pt = row_wins(a, L, e, c, n, s->exact, &lo, &hi) && lo <= i && i <= hi;
-        int pts = five_pt ? 0 : points(a, L, i, e, c, n, s->exact, NULL);
-        a[e] = EMPTY;
-        if (pts >= 2) { if (r->nt < 16) r->tpts[r->nt] = e - i; r->nt++; }
-    }
+    if (n == LT_N) line_lookup(a, s->exact, c, r);
+    else line_eval(a, n, s->exact, c, r);
+}
+
+/* line_table_check() -> mismatches: every window of n = 5 (each of its 10 other squares empty, c,
+ * the other colour or WALL; c = 1 and 2; exact or not) through line_lookup against line_eval. */
+static PyObject *line_table_check(PyObject *self, PyObject *args) {
+    (void)self; (void)args;
+    long bad = 0;
+    unsigned char a[2 * LT_N + 1], w[2 * LT_N + 1];
+    for (int exact = 0; exact < 2; exact++)
+        for (int c = 1; c <= 2; c++)
+            for (long code = 0; code < (1L << (4 * LT_N)); code++) {
+                for (int k = 0, j = 0; k <= 2 * LT_N; k++)
+                    a[k] = k == LT_N ? (unsigned char)c : (unsigned char)((code >> (2 * j++)) & 3);
+                LineInfo x, y;
+                memcpy(w, a, sizeof(a));
+                line_eval(w, LT_N, exact, c, &x);
+                memcpy(w, a, sizeof(a));
+                line_lookup(w, exact, c, &y);
+                if (x.five != y.five || x.nf != y.nf || x.nt != y.nt
+                    || memcmp(x.fpts, y.fpts, sizeof(int) * (size_t)x.nf)
+                    || memcmp(x.tpts, y.tpts, sizeof(int) * (size_t)(x.nt < 16 ? x.nt : 16)))
+                    bad++;
+            }
+    return PyLong_FromLong(bad);
 }
 
 /* Check a board's geometry and colour c, copy its cells into s (shifted by off, as search())
@@ -1528,6 +1603,7 @@ static PyMethodDef methods[] = {
     {"threats", threats, METH_VARARGS, "vct._threats (see gomoku_ai/native.py)."},
     {"four_moves", four_moves, METH_VARARGS, "tactics._four_moves (see gomoku_ai/native.py)."},
     {"vct", vct_search, METH_VARARGS, "vct._VCT (see gomoku_ai/native.py)."},
+    {"line_table_check", line_table_check, METH_NOARGS, "Windows whose table entry differs from the direct line_info (0)."},
     {"three_replies", three_replies, METH_VARARGS, "mcts._three_replies (see gomoku_ai/native.py)."},
     {"child_fives", child_fives, METH_VARARGS, "mcts._init_threats (see gomoku_ai/native.py)."},
     {"encode", encode_planes, METH_VARARGS, "net.encoding planes of a transformed board (see gomoku_ai/native.py)."},

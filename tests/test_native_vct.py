@@ -155,3 +155,12 @@ def test_the_switch_keeps_the_vct_in_python() -> None:
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True, cwd=ROOT).stdout
     assert out.strip() == "False"
+
+
+def test_the_line_table_matches_the_direct_line_reading():
+    """Five-in-a-row lines are read through a table indexed by a window's ten other squares, where the
+    other colour and the wall count alike: every window (each square empty, either colour or wall; both
+    colours; exact five or not) gives the same five, five-points and straight-four points as the direct
+    reading of that window (gomoku_ai._native.line_table_check returns the mismatches)."""
+    from gomoku_ai import _native  # type: ignore[attr-defined]
+    assert _native.line_table_check() == 0
