@@ -1,7 +1,8 @@
 """Simulations a second of the whole player (the shipped network for the board, as the engine plays
 it) on positions of a tournament's games: every 8th ply from ply 8 of its first 6 games, a fixed time
 a move (0.9 s by default, what the engine spends at ``timeout_turn`` 1000), one fresh player per arm.
-Prints one JSON line per arm and round.
+Prints one JSON line per arm and round: simulations/s inside the tree searches, simulations a move
+and the tree search's seconds a move (the rest of the move's time went to the root's tactics).
 
     taskset -c 0 .venv/bin/python benchmarks/bench_player_speed.py \\
         benchmarks/results/s31/aiwine-15-sym-1310-results.jsonl.xz 15 --rounds 3
@@ -72,7 +73,9 @@ def main(argv: List[str]) -> None:
             sims, secs = totals
             print(json.dumps({"repo": args.repo, "toggle": args.toggle, "on": on, "board": args.size,
                               "positions": len(positions), "simulations_per_s": round(sims / secs)
-                              if secs else None}), flush=True)
+                              if secs else None,
+                              "simulations_per_move": round(sims / len(positions)),
+                              "search_s_per_move": round(secs / len(positions), 4)}), flush=True)
 
 
 if __name__ == "__main__":
