@@ -131,6 +131,18 @@ class SearchStats:
     cache_hits: int = 0      # leaves expanded from the evaluation cache (MCTSConfig.eval_cache)
     forced_passes: int = 0   # single-child nodes gone through unevaluated (MCTSConfig.forced_pass)
 
+    def absorb(self, later: "SearchStats") -> None:
+        """Add the counters of a ``later`` search call of the same move (the same tree, resumed):
+        counts and times add up, the depth is the deeper, the stop reason the later one's."""
+        for f in dataclasses.fields(self):
+            mine, theirs = getattr(self, f.name), getattr(later, f.name)
+            if f.name == "max_depth":
+                setattr(self, f.name, max(mine, theirs))
+            elif f.name == "stopped_by":
+                setattr(self, f.name, theirs)
+            else:
+                setattr(self, f.name, mine + theirs)
+
 
 #: the most entries the leaf VCF table (:attr:`SearchTree.vcf_tt`) keeps (about 100 bytes each, so
 #: about 20 MB); past it the table is dropped and starts again

@@ -197,6 +197,8 @@ class Player:
         self.threat_search: Tuple[int, int] = _switch("PYGOMOKU_THREAT")
         self.check_search: Tuple[int, int] = _switch("PYGOMOKU_CHECK")
         self.check_time: Tuple[float, float] = _switch("PYGOMOKU_CHECK_TIME")
+        # PYGOMOKU_CHECK_RESUME=0: the search does not go on after a quick check (_checked_search)
+        self.check_resume = os.environ.get("PYGOMOKU_CHECK_RESUME", "1") != "0"
         self.attack_search: Tuple[int, int] = _switch("PYGOMOKU_ATTACK")
         self.defence_levels: Tuple[Tuple[int, int, float, float], ...] = _switch("PYGOMOKU_DEFENCE_LEVELS")
         # A/B switch: PYGOMOKU_MCTS="c_puct=1.2,fpu_reduction=0.3" (MCTSConfig fields)
@@ -367,7 +369,9 @@ class Player:
             self._bank(t0, soft)
         info = self._info(self.mcts, stats, board, t0, final=True)
         if check and info.proven == 0 and (stop is None or not stop.is_set()):
-            info = self._checked_choice(board, info, t0, soft)
+            resume = self.check_resume and soft is not None and extend_to is None and visits is None
+            info = self._checked_search(board, info, stats, t0, soft, restrict, stop, resume,
+                                        progress if on_info is not None else None)
         if not board.is_empty(info.move):
             raise AssertionError("search produced an occupied square")  # never expected
         return done(info)
@@ -483,6 +487,32 @@ class Player:
             return None, True
         return self._safe_defences(board, cands, t0, soft), True
 
+    def _checked_search(self, board: Board, info: SearchInfo, stats: SearchStats, t0: float,
+                        soft: Optional[float], restrict: Optional[List[int]],
+                        stop: Optional[threading.Event], resume: bool,
+                        progress: Optional[Callable[[MCTS, SearchStats], None]]) -> SearchInfo:
+        """The search's choice under threat, checked (:meth:`_checked_choice`). The search stopped
+        early to leave the check its share of the soft budget (ms from ``t0``); when the check
+        accepts the search's own move and takes much less than that (``resume``: a plain clock),
+        the search goes on (the same tree, if the root has a choice) until twice the check's time,
+        at least :data:`RESUME_KEEP_MS`, is left, and its choice then is checked again."""
+        while True:
+            t_check = time.perf_counter()
+            checked = self._checked_choice(board, info, t0, soft)
+            now = time.perf_counter()
+            if not resume or checked.move != info.move or len(info.candidates) < 2 or \
+                    soft is None or (stop is not None and stop.is_set()):
+                return checked
+            end = t0 + soft / 1000.0 - max(2.0 * (now - t_check), RESUME_KEEP_MS / 1000.0)
+            if end - now < RESUME_MIN_MS / 1000.0:
+                return checked
+            more = self.mcts.search(board, deadline=end, stop=stop, progress=progress,
+                                    restrict=restrict)
+            stats.absorb(more)
+            info = self._info(self.mcts, stats, board, t0, final=True)
+            if info.proven != 0:
+                return info
+
     def _checked_choice(self, board: Board, info: SearchInfo, t0: float, soft: Optional[float]
                         ) -> SearchInfo:
         """:func:`_checked_choice` with this move's defence-check hints."""
@@ -567,6 +597,10 @@ CHECK_SEARCH = (3, 3000)
 CHECK_SHARE = 0.08
 CHECK_MAX_MS = 100.0
 CHECK_MOVES = 6
+#: ... but when the check accepts the search's own move quickly, the search goes on until twice the
+#: check's time, at least RESUME_KEEP_MS, is left, if that gives it RESUME_MIN_MS or more (ms)
+RESUME_KEEP_MS = 10.0
+RESUME_MIN_MS = 15.0
 
 #: VCT limits of a move searched without a clock: (attacker nodes of the attack, of each defence
 #: check, nodes of each inner VCF, attacker nodes of all the defence checks); deterministic

@@ -283,3 +283,50 @@ def test_the_threat_search_and_defence_levels_switches(monkeypatch: pytest.Monke
     b = board_of(text, to_move)
     info = Player().think(b, Limit(soft_ms=3000, hard_ms=4000))
     assert b.move_name(info.move) == good
+
+
+def test_a_quick_check_of_the_choice_lets_the_search_go_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under threat the search stops early to leave the check of its choice its time; when the check
+    accepts the search's own move at once, the search goes on (the same tree) to a later deadline
+    and its choice is checked again. Not when the check picks another move, nor with
+    PYGOMOKU_CHECK_RESUME=0 (A/B matches)."""
+    import dataclasses
+
+    from gomoku_ai import player as P
+    # Black's open three: White must stop it at e8 or i8 (both hold), so the root keeps two moves
+    text = "\n".join(["." * 15] * 6 + ["......O........", ".....XXX.......", "......O........"] +
+                      ["." * 15] * 6)
+    for switch, change, calls in (("1", False, 2), ("1", True, 1), ("0", False, 1)):
+        monkeypatch.setenv("PYGOMOKU_CHECK_RESUME", switch)
+        p = Player()
+        b = board_of(text, WHITE)
+        deadlines: List[float] = []
+        roots: list = []
+        checked: List[int] = []
+        search = p.mcts.search
+
+        def spy(board: Board, **kw):  # type: ignore[no-untyped-def]
+            st = search(board, **kw)
+            deadlines.append(kw["deadline"])
+            roots.append((p.mcts.root, p.mcts.root.n))
+            return st
+
+        def check(board: Board, info: SearchInfo, t0: float, soft: float) -> SearchInfo:
+            checked.append(info.move)
+            other = next(c.move for c in info.candidates if c.move != info.move)
+            return dataclasses.replace(info, move=other, pv=[other]) if change else info
+
+        p.mcts.search = spy  # type: ignore[method-assign]
+        p._checked_choice = check  # type: ignore[method-assign]
+        info = p.think(b, Limit(soft_ms=1000, hard_ms=1000))
+        assert len(deadlines) == calls and len(checked) == calls, (switch, change)
+        if calls == 2:
+            (r0, n0), (r1, n1) = roots
+            assert r1 is r0 and n1 > n0           # the same tree, searched further
+            # the first stopped CHECK_SHARE of the budget early; the second keeps RESUME_KEEP_MS
+            reserve_s = min(P.CHECK_SHARE * 1000.0, P.CHECK_MAX_MS) / 1000.0
+            assert 0 < deadlines[1] - deadlines[0] <= reserve_s - P.RESUME_KEEP_MS / 1000.0 + 1e-9
+            assert info.visits == n1 and info.move == checked[1]
+        if change:
+            assert info.move != checked[0]
+
