@@ -787,7 +787,7 @@ def test_board_size_chooses_the_shipped_network(monkeypatch):
     assert out.getvalue().decode().split() == ["OK"] * 8
     # 16x16 keeps the 15x15 player (the same network); 20x20 has its own ("freestyle@20x20")
     assert made == [(Rule.FREESTYLE, 15, 15, "freestyle-5x48-mix"),
-                    (Rule.FREESTYLE, 20, 20, "freestyle20-5x48-ft"),
+                    (Rule.FREESTYLE, 20, 20, "freestyle20-5x48-ft2"),
                     (Rule.FREESTYLE, 8, 8, "gomoku8-4x32"),
                     (Rule.FREESTYLE, 15, 15, "freestyle-5x48-mix"),
                     (Rule.STANDARD, 15, 15, "freestyle15-4x32")]   # index: "standard" before freestyle@8x8

@@ -421,7 +421,7 @@ def test_new_game_on_another_size_switches_the_network(shipped_models):
     ui.cmd_new(["16"])
     assert ui.player is p15                       # same network for 16x16: the player is kept
     ui.cmd_new(["20"])
-    assert net() == "freestyle20-5x48-ft" and "freestyle20-5x48-ft" in ui.view.engine   # its own
+    assert net() == "freestyle20-5x48-ft2" and "freestyle20-5x48-ft2" in ui.view.engine   # its own
     ui.cmd_new(["8"])
     assert net() == "gomoku8-4x32" and "gomoku8-4x32" in ui.view.engine
     ui.cmd_new(["15", "renju"])
