@@ -370,8 +370,8 @@ class Player:
         info = self._info(self.mcts, stats, board, t0, final=True)
         if check and info.proven == 0 and (stop is None or not stop.is_set()):
             resume = self.check_resume and soft is not None and extend_to is None and visits is None
-            info = self._checked_search(board, info, stats, t0, soft, restrict, stop, resume,
-                                        progress if on_info is not None else None)
+            info = _checked_search(self, board, info, stats, t0, soft, restrict, stop, resume,
+                                   progress if on_info is not None else None)
         if not board.is_empty(info.move):
             raise AssertionError("search produced an occupied square")  # never expected
         return done(info)
@@ -486,32 +486,6 @@ class Player:
         if not cands:
             return None, True
         return self._safe_defences(board, cands, t0, soft), True
-
-    def _checked_search(self, board: Board, info: SearchInfo, stats: SearchStats, t0: float,
-                        soft: Optional[float], restrict: Optional[List[int]],
-                        stop: Optional[threading.Event], resume: bool,
-                        progress: Optional[Callable[[MCTS, SearchStats], None]]) -> SearchInfo:
-        """The search's choice under threat, checked (:meth:`_checked_choice`). The search stopped
-        early to leave the check its share of the soft budget (ms from ``t0``); when the check
-        accepts the search's own move and takes much less than that (``resume``: a plain clock),
-        the search goes on (the same tree, if the root has a choice) until twice the check's time,
-        at least :data:`RESUME_KEEP_MS`, is left, and its choice then is checked again."""
-        while True:
-            t_check = time.perf_counter()
-            checked = self._checked_choice(board, info, t0, soft)
-            now = time.perf_counter()
-            if not resume or checked.move != info.move or len(info.candidates) < 2 or \
-                    soft is None or (stop is not None and stop.is_set()):
-                return checked
-            end = t0 + soft / 1000.0 - max(2.0 * (now - t_check), RESUME_KEEP_MS / 1000.0)
-            if end - now < RESUME_MIN_MS / 1000.0:
-                return checked
-            more = self.mcts.search(board, deadline=end, stop=stop, progress=progress,
-                                    restrict=restrict)
-            stats.absorb(more)
-            info = self._info(self.mcts, stats, board, t0, final=True)
-            if info.proven != 0:
-                return info
 
     def _checked_choice(self, board: Board, info: SearchInfo, t0: float, soft: Optional[float]
                         ) -> SearchInfo:
@@ -715,6 +689,33 @@ def _switch(name: str) -> Any:
     """The valued switch ``name`` (a key of :data:`_PARSERS`) read from the environment and parsed;
     its default when unset. A malformed value is a :class:`checks.ConfigError` naming it."""
     return _PARSERS[name](os.environ.get(name, ""))
+
+
+def _checked_search(p: Player, board: Board, info: SearchInfo, stats: SearchStats, t0: float,
+                    soft: Optional[float], restrict: Optional[List[int]],
+                    stop: Optional[threading.Event], resume: bool,
+                    progress: Optional[Callable[[MCTS, SearchStats], None]]) -> SearchInfo:
+    """The search's choice under threat, checked (:meth:`Player._checked_choice`). The search of
+    ``p`` stopped early to leave the check its share of the soft budget (ms from ``t0``); when the
+    check accepts the search's own move and takes much less than that (``resume``: a plain clock),
+    the search goes on (the same tree, if the root has a choice) until twice the check's time, at
+    least :data:`RESUME_KEEP_MS`, is left, and its choice then is checked again. ``stats``: the
+    search's counters, the resumed searches' added."""
+    while True:
+        t_check = time.perf_counter()
+        checked = p._checked_choice(board, info, t0, soft)
+        now = time.perf_counter()
+        if not resume or checked.move != info.move or len(info.candidates) < 2 or \
+                soft is None or (stop is not None and stop.is_set()):
+            return checked
+        end = t0 + soft / 1000.0 - max(2.0 * (now - t_check), RESUME_KEEP_MS / 1000.0)
+        if end - now < RESUME_MIN_MS / 1000.0:
+            return checked
+        more = p.mcts.search(board, deadline=end, stop=stop, progress=progress, restrict=restrict)
+        stats.absorb(more)
+        info = p._info(p.mcts, stats, board, t0, final=True)
+        if info.proven != 0:
+            return info
 
 
 def _checked_choice(board: Board, info: SearchInfo, t0: float, soft: Optional[float],
