@@ -67,8 +67,8 @@ typedef struct {
                                   * costs a TT probe, never a wrong answer) */
     unsigned stamp;
     int line[MAX_LINE];
-    const struct Lines *g;       /* the board's lines (load_cells) */
-    unsigned char lcnt[256];     /* stones (either colour) on each of g's lines: kept by load_cells,
+    const struct Lines *g;       /* the board's lines (count_lines) */
+    unsigned char lcnt[256];     /* stones (either colour) on each of g's lines: set by count_lines,
                                   * vput and vdel, so right at every VCT node and when a VCF starts
                                   * (place / clear_cell inside a VCF leave it stale: unread there).
                                   * A line with fewer stones than a window needs is skipped */
@@ -367,11 +367,16 @@ static void load_cells(Search *s, const void *cells, Py_ssize_t need, int w, int
     s->off = off; s->w = w; s->h = h; s->p = p; s->n = n; s->exact = exact;
     s->size = (int)need + 2 * off;
     s->dirs[0] = 1; s->dirs[1] = p; s->dirs[2] = p + 1; s->dirs[3] = p - 1;
-    const Lines *g = board_lines(w, h);
+}
+
+/* Count the stones of each of s's lines (Search.lcnt), for the callers that scan the whole board
+ * (the VCF, the VCT, the threat lists): one pass over the cells, after load_cells. */
+static void count_lines(Search *s) {
+    const Lines *g = board_lines(s->w, s->h);
     s->g = g;
     memset(s->lcnt, 0, sizeof(s->lcnt));
-    for (int y = 0; y < h; y++)
-        for (int x = 0, pi = (y + 1) * p + off; x < w; x++, pi++)
+    for (int y = 0; y < s->h; y++)
+        for (int x = 0, pi = (y + 1) * s->p + s->off; x < s->w; x++, pi++)
             if (s->cell[pi] == 1 || s->cell[pi] == 2)
                 for (int d = 0; d < 4; d++) s->lcnt[g->lid[pi][d]]++;
 }
@@ -450,6 +455,7 @@ static PyObject *vcf_search(PyObject *self, PyObject *args) {
     static Search S;
     Search *s = &S;
     load_cells(s, buf.buf, need, w, h, n, exact);
+    count_lines(s);
     PyBuffer_Release(&buf);
     int depth, complete;
     int len = vcf_run(s, att, node_limit, max_depth, budget > 0 ? now_s() + budget : 0, table,
@@ -713,7 +719,9 @@ static int load_board(Search *s, PyObject *args, int *c) {
     Py_buffer buf;
     int w, h, n, exact;
     if (!PyArg_ParseTuple(args, "y*iiiii", &buf, &w, &h, &n, &exact, c)) return -1;
-    return take_board(s, &buf, w, h, n, exact, *c);
+    if (take_board(s, &buf, w, h, n, exact, *c)) return -1;
+    count_lines(s);
+    return 0;
 }
 
 /* The padded index in s of flat square m; -1 with ValueError set when m is off the board. */
@@ -1217,6 +1225,7 @@ static PyObject *vct_search(PyObject *self, PyObject *args) {
     memset(v, 0, sizeof(V));
     v->s = &S;
     load_cells(v->s, buf.buf, need, w, h, n, exact);
+    count_lines(v->s);
     PyBuffer_Release(&buf);
     v->att = att; v->dfn = 3 - att; v->side = att;
     v->stones = stones_key(v->s);
@@ -1287,6 +1296,7 @@ static PyObject *three_replies(PyObject *self, PyObject *args) {
     (void)self;
     if (!PyArg_ParseTuple(args, "y*iiiili", &buf, &w, &h, &n, &exact, &mv, &c)) return NULL;
     if (take_board(&T, &buf, w, h, n, exact, c)) return NULL;
+    count_lines(&T);
     int m = padded(&T, mv);
     if (m < 0) return NULL;
     if (T.cell[m] != c) { PyErr_SetString(PyExc_ValueError, "three_replies: move is not a stone of colour"); return NULL; }
