@@ -197,10 +197,10 @@ class Player:
         self.threat_search: Tuple[int, int] = _switch("PYGOMOKU_THREAT")
         self.check_search: Tuple[int, int] = _switch("PYGOMOKU_CHECK")
         self.check_time: Tuple[float, float] = _switch("PYGOMOKU_CHECK_TIME")
-        # PYGOMOKU_CHECK_RESUME=0: the search does not go on after a quick check (_checked_search)
-        self.check_resume = os.environ.get("PYGOMOKU_CHECK_RESUME", "1") != "0"
+        self.check_resume = os.environ.get("PYGOMOKU_CHECK_RESUME", "1") != "0"   # _checked_search
         self.attack_search: Tuple[int, int] = _switch("PYGOMOKU_ATTACK")
         self.defence_levels: Tuple[Tuple[int, int, float, float], ...] = _switch("PYGOMOKU_DEFENCE_LEVELS")
+        self.defence_drop = os.environ.get("PYGOMOKU_DEFENCE_DROP", "1") != "0"   # _safe_defences
         # A/B switch: PYGOMOKU_MCTS="c_puct=1.2,fpu_reduction=0.3" (MCTSConfig fields)
         self.config = with_overrides(self.config, os.environ.get("PYGOMOKU_MCTS", ""))
         if os.environ.get("PYGOMOKU_THREE_REPLIES", "1") == "0":
@@ -498,8 +498,8 @@ class Player:
         after which the opponent has a VCT (:func:`gomoku_ai.vct.safe_moves`), all of them when
         every one loses. Checked in the order of the evaluator's prior, so that the likeliest moves
         are checked first: at depth 3 until about 30% of the soft budget (ms, from ``t0``; at most
-        0.6 s), then the survivors at depth 5 until about 45% (at most 0.9 s); without a clock, at
-        depth 3 on node limits alone (deterministic)."""
+        0.6 s), then the survivors at depth 5 until about 45% (at most 0.9 s), which drops what it
+        refutes; without a clock, at depth 3 on node limits alone (deterministic)."""
         if len(defences) > 1:
             lg = self._prior_logits(board)
             defences = sorted(defences, key=lambda mv: -float(lg[mv]))
@@ -515,9 +515,9 @@ class Player:
                 break
             res = vct.safe_moves(board, kept, max_depth=depth, node_limit=nodes,
                                  deadline=dl, vcf_nodes=2000, hints=self._hints)
-            # a deeper level replaces the last one only when it still holds a verified move (what
-            # it has not reached is not safer than what the last level verified)
-            if not res.kept or (level > 0 and not res.verified):
+            # what a level refutes is proved lost (a VCT found), so it goes while something is
+            # left; PYGOMOKU_DEFENCE_DROP=0 (A/B): a deeper level counts only with a verified move
+            if not res.kept or (level > 0 and not res.verified and not self.defence_drop):
                 break
             kept = res.kept
         return kept
@@ -594,7 +594,7 @@ BASELINE_BYTES = 180 * 1024 * 1024  # VmPeak of the brain with onnxruntime and a
 #: the on/off A/B switches ("0" turns the part off; unset or "1" leaves it on)
 FLAGS = ("PYGOMOKU_VCT", "PYGOMOKU_VCT_FILTER", "PYGOMOKU_VCT_REPLAY", "PYGOMOKU_VCT_HINTS",
          "PYGOMOKU_RESTRICT_REUSE", "PYGOMOKU_THREE_REPLIES", "PYGOMOKU_TIME_MANAGE", "PYGOMOKU_WORKER",
-         "PYGOMOKU_NATIVE", "PYGOMOKU_VCT_NATIVE", "PYGOMOKU_CHECK_RESUME")
+         "PYGOMOKU_NATIVE", "PYGOMOKU_VCT_NATIVE", "PYGOMOKU_CHECK_RESUME", "PYGOMOKU_DEFENCE_DROP")
 
 
 def plan_memory(cfg: MCTSConfig, budget: Optional[int], cache_entries: int, n_squares: int) -> None:

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import List
 
+import numpy as np
 import pytest
 
 from gomoku_ai import tactics as T
@@ -330,3 +331,33 @@ def test_a_quick_check_of_the_choice_lets_the_search_go_on(monkeypatch: pytest.M
         if change:
             assert info.move != checked[0]
 
+
+
+def test_a_deeper_level_drops_what_it_refutes_even_when_it_verifies_nothing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A defence level that refutes some moves (a VCT found: proved to lose) but verifies none (its
+    other checks cut short) still drops the refuted ones; with PYGOMOKU_DEFENCE_DROP=0 such a level is
+    ignored, as before session 35. A level that refutes everything leaves the last kept set."""
+    from gomoku_ai import player as P
+    b = board_of(CASES[2][1], CASES[2][2])
+    moves = [sq(b, n) for n in ("a1", "b1", "c1", "d1")]
+    levels = ((3, 100, 0.5, 5000.0), (5, 100, 0.9, 5000.0))
+    for switch, level1, expected in (("1", (moves[2:], []), moves[2:]),
+                                     ("0", (moves[2:], []), moves),
+                                     ("1", (moves[1:], moves[1:2]), moves[1:]),
+                                     ("1", ([], []), moves)):
+        monkeypatch.setenv("PYGOMOKU_DEFENCE_DROP", switch)
+        p = Player()
+        p.defence_levels = levels
+        p._prior_logits = lambda board: np.zeros(board.size)  # type: ignore[method-assign]
+        answers = iter([V.SafeMoves(list(moves), list(moves), False),
+                        V.SafeMoves(level1[0], level1[1], True)])
+        seen: List[int] = []
+
+        def fake(board: Board, ms: List[int], max_depth: int, **kw: object) -> V.SafeMoves:
+            seen.append(max_depth)
+            return next(answers)
+
+        monkeypatch.setattr(P.vct, "safe_moves", fake)
+        kept = p._safe_defences(b, list(moves), time.perf_counter(), 10000.0)
+        assert seen == [3, 5] and kept == expected, (switch, level1)
