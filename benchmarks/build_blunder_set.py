@@ -6,7 +6,7 @@ to rebuild it::
     .venv/bin/python benchmarks/build_blunder_set.py --engine ~/sparring/rapfi/build/pbrain-rapfi \\
         --player ours runs/t/r100k runs/t/aiwine --out benchmarks/data/blunder_positions.txt
 
-For every game ``--player`` lost (15x15), walking back from the end: the last position with the player
+For every game ``--player`` lost (on a ``--size`` board: the folders' games must all be of it), walking back from the end: the last position with the player
 to move that the oracle (``--nodes``) does not call lost (no ``-M``), where the player's move let the
 oracle announce a mate. Left out: a forced move (the only block of a four: the game was lost before,
 beyond the oracle's horizon) and a position where the player's move was the oracle's own. The answer
@@ -39,9 +39,9 @@ def rows_of(board: Board) -> List[str]:
             for y in range(board.height)]
 
 
-def blunder(orc: Oracle, game: Dict, player: str) -> Optional[Dict]:
-    """The player's losing move of ``game`` (a results.jsonl row) as a dict, or None."""
-    size = 15
+def blunder(orc: Oracle, game: Dict, player: str, size: int = 15) -> Optional[Dict]:
+    """The player's losing move of ``game`` (a results.jsonl row of a ``size`` x ``size`` game) as
+    a dict, or None."""
     moves = [y * size + x for x, y in game["moves"]]
     black = game["black"] == player
     ours = [p for p in range(game["opening_plies"], len(moves)) if (p % 2 == 0) == black]
@@ -78,12 +78,13 @@ def main() -> int:
     ap.add_argument("--engine", required=True, help="the oracle's pbrain command")
     ap.add_argument("--player", default="ours", help="whose losses (the tournament name)")
     ap.add_argument("--nodes", type=int, default=300000, help="oracle nodes per question")
+    ap.add_argument("--size", type=int, default=15, help="the games' board size (default: %(default)s)")
     ap.add_argument("--max-positions", type=int, default=0, help="stop after N positions (0: all)")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "data" / "blunder_positions.txt"))
     a = ap.parse_args()
-    orc = Oracle([a.engine], a.nodes, 15)
+    orc = Oracle([a.engine], a.nodes, a.size)
     blocks = [f"# Blunders of {a.player!r} in lost games (see benchmarks/build_blunder_set.py).\n"
-              f"# Oracle: max_node {a.nodes}; 15x15 freestyle.\n"]
+              f"# Oracle: max_node {a.nodes}; {a.size}x{a.size} freestyle.\n"]
     n = 0
     try:
         for folder in a.folders:
@@ -92,7 +93,7 @@ def main() -> int:
                 if not g.get("winner") or g[g["winner"]] == a.player or \
                         a.player not in (g["black"], g["white"]):
                     continue
-                found = blunder(orc, g, a.player)
+                found = blunder(orc, g, a.player, a.size)
                 if found is None:
                     continue
                 b = found["board"]

@@ -11,7 +11,7 @@ import pytest
 
 from gomoku_ai.records import GameRecord, load_games, read_openings, save_record
 from gomoku_ai.rules import Rule
-from gomoku_ai.training.teacher import openings_from_records
+from gomoku_ai.training.teacher import edge_openings, openings_from_records
 from tests.test_manager import FAKE
 from tools.cli import main as cli_main
 
@@ -73,6 +73,53 @@ def test_openings_bad_bounds(bad) -> None:
     kw.update(bad)
     with pytest.raises(ValueError):
         openings_from_records([_rec(LONG)], **kw)
+
+
+def test_edge_openings_are_live_clusters_by_an_edge() -> None:
+    ops = edge_openings(200, 3, 7, 20, 20, seed=5)
+    assert len(ops) == 200 and len({tuple(o) for o in ops}) == 200
+    assert edge_openings(200, 3, 7, 20, 20, seed=5) == ops              # seeded
+    assert edge_openings(200, 3, 7, 20, 20, seed=6) != ops
+    sides = set()
+    for op in ops:
+        assert 3 <= len(op) <= 7 and len(set(op)) == len(op)
+        assert all(0 <= x < 20 and 0 <= y < 20 for x, y in op)
+        x0, y0 = op[0]
+        near = {i for i, d in enumerate((y0, 19 - y0, x0, 19 - x0)) if d <= 3}
+        assert near, op                              # the first stone within three lines of an edge
+        sides |= near
+        for i, (x, y) in enumerate(op[1:], 1):     # each next one within 3 of an earlier stone
+            assert any(max(abs(x - a), abs(y - b)) <= 3 for a, b in op[:i]), op
+    assert sides == {0, 1, 2, 3}                     # every edge gets openings
+    # no opening decides the game: five stones of one colour in a row are never left
+    five = edge_openings(300, 9, 9, 6, 6, seed=1, band=0, spread=1)
+    from gomoku_ai.board import Board
+    for op in five:
+        b = Board(6)
+        for x, y in op:
+            b.push(b.index(x, y))
+        assert b.winner is None
+    with pytest.raises(ValueError):
+        edge_openings(5, 4, 3)
+    with pytest.raises(ValueError, match="distinct"):
+        edge_openings(100, 1, 1, 5, 5, band=0)        # a 5x5 board has 16 edge squares
+
+
+def test_teacher_command_plays_edge_openings(tmp_path: Path, monkeypatch) -> None:
+    src, fake, out = _teacher_setup(tmp_path, monkeypatch, 0)
+    argv = ["train", "teacher", "--engine", f"{sys.executable} {fake}", "--edge-openings",
+            "--games", "2", "--min-plies", "3", "--max-plies", "3", "--size", "20", "--out", str(out)]
+    assert cli_main(argv) == 0
+    ops = read_openings(out / "openings.txt", width=20)
+    assert len(ops) == 1 and len(ops[0]) == 3
+    assert "--edge-openings" in (out / "command.sh").read_text()
+    games = list(load_games(out / "match" / "games"))
+    assert len(games) == 2 and all(g.width == 20 and len(g.moves) > 3 for g in games)
+    # records and --edge-openings are one or the other, and one of them is needed
+    for bad in (argv[:5] + ["--records", str(src)] + argv[5:], argv[:5] + argv[6:]):
+        with pytest.raises(SystemExit) as e:
+            cli_main(bad)
+        assert e.value.code == 2
 
 
 def _teacher_setup(tmp_path: Path, monkeypatch, n_records: int) -> tuple:

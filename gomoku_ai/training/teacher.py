@@ -22,7 +22,7 @@ from ..rules import Rule
 
 Move = Tuple[int, int]
 
-__all__ = ["openings_from_records"]
+__all__ = ["openings_from_records", "edge_openings"]
 
 
 def openings_from_records(records: Iterable[GameRecord], count: int, min_plies: int,
@@ -87,3 +87,51 @@ def _live(moves: Sequence[Move], width: int, height: int, rule: Rule) -> bool:
         if b.winner is not None or b.is_full():
             return False
     return True
+
+
+def edge_openings(count: int, min_plies: int, max_plies: int, width: int = 20, height: int = 20,
+                  rule: Rule = Rule.FREESTYLE, seed: int = 0, band: int = 3,
+                  spread: int = 3) -> List[List[Move]]:
+    """``count`` distinct random openings of ``min_plies..max_plies`` stones (Black first) near an
+    edge of the board, in the style of the openings Gomocup plays 20x20 freestyle from
+    (GomocupJudge's file: a few stones within three lines of an edge or in a corner).
+
+    The first stone lies within ``band`` lines of a random edge (anywhere along it); each next one
+    on an empty square within ``spread`` squares (Chebyshev) of a random earlier stone, so the
+    cluster stays by that edge. An opening that decides the game is drawn again; with ``seed``
+    the list is reproducible. Raises ValueError on bad bounds or when ``count`` distinct openings
+    cannot be found (a tiny board)."""
+    if count <= 0:
+        raise ValueError(f"count must be positive, got {count}")
+    if not 1 <= min_plies <= max_plies:
+        raise ValueError(f"need 1 <= min_plies <= max_plies, got {min_plies}..{max_plies}")
+    if band < 0 or spread < 1 or max_plies >= width * height:
+        raise ValueError(f"band >= 0, spread >= 1 and fewer stones than squares are needed "
+                         f"(band {band}, spread {spread}, {max_plies} stones)")
+    rng = random.Random(seed)
+    seen = set()
+    out: List[List[Move]] = []
+    for _ in range(50 * count):
+        k = rng.randint(min_plies, max_plies)
+        edge = rng.randrange(4)
+        d = rng.randint(0, min(band, (height if edge < 2 else width) - 1))
+        along = rng.randrange(width if edge < 2 else height)
+        first = {0: (along, d), 1: (along, height - 1 - d), 2: (d, along), 3: (width - 1 - d, along)}[edge]
+        moves: List[Move] = [first]
+        taken = {first}
+        while len(moves) < k:
+            cx, cy = rng.choice(moves)
+            x = cx + rng.randint(-spread, spread)
+            y = cy + rng.randint(-spread, spread)
+            if 0 <= x < width and 0 <= y < height and (x, y) not in taken:
+                moves.append((x, y))
+                taken.add((x, y))
+        key = tuple(moves)
+        if key in seen or not _live(moves, width, height, rule):
+            continue
+        seen.add(key)
+        out.append(moves)
+        if len(out) >= count:
+            return out
+    raise ValueError(f"only {len(out)} distinct edge openings of {min_plies}..{max_plies} stones "
+                     f"found on {width}x{height}, {count} wanted")

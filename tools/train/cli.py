@@ -118,10 +118,16 @@ def _add_teacher_engine(p: Any, nodes_default: str) -> None:
 
 def _add_teacher(tsub: Any) -> None:
     te = tsub.add_parser("teacher", help="games of an external pbrain engine against itself from "
-                         "openings cut out of records (resumable), as training data")
+                         "openings cut out of records, or random ones by an edge (resumable), as "
+                         "training data")
     _add_teacher_engine(te, "default: its own")
-    te.add_argument("--records", nargs="+", required=True,
-                    help="record files or folders the openings are cut from")
+    src = te.add_mutually_exclusive_group(required=True)
+    src.add_argument("--records", nargs="+",
+                     help="record files or folders the openings are cut from")
+    src.add_argument("--edge-openings", action="store_true",
+                     help="random openings of --min-plies..--max-plies stones within three lines of "
+                          "an edge, the kind Gomocup plays 20x20 from (GomocupJudge's openings), "
+                          "instead of openings cut from records")
     te.add_argument("--games", type=int, default=1000,
                     help="games to reach (rounded up to pairs; default: %(default)s)")
     te.add_argument("--min-plies", type=int, default=4,
@@ -729,7 +735,7 @@ def _run_teacher(args: Any) -> int:
     from gomoku_ai.records import load_games, write_openings
     from gomoku_ai.rules import Rule
     from gomoku_ai.fileio import atomic_write_text
-    from gomoku_ai.training.teacher import openings_from_records
+    from gomoku_ai.training.teacher import edge_openings, openings_from_records
     from ..tournament.cli import main as tournament_main
 
     out = Path(args.out)
@@ -744,16 +750,21 @@ def _run_teacher(args: Any) -> int:
         if not 5 <= rsize <= args.size:
             raise ValueError(f"--records-size must be 5..--size ({args.size}), got {rsize}")
         if not ops_path.exists():
-            loader = load_games(args.records, on_error="skip", size=rsize, rule=rule)
-            ops = openings_from_records(loader, (args.games + 1) // 2, args.min_plies,
-                                        args.max_plies, args.size, args.size, rule, args.seed,
-                                        embed_smaller=rsize < args.size)
+            if args.edge_openings:
+                ops = edge_openings((args.games + 1) // 2, args.min_plies, args.max_plies,
+                                    args.size, args.size, rule, args.seed)
+            else:
+                loader = load_games(args.records, on_error="skip", size=rsize, rule=rule)
+                ops = openings_from_records(loader, (args.games + 1) // 2, args.min_plies,
+                                            args.max_plies, args.size, args.size, rule, args.seed,
+                                            embed_smaller=rsize < args.size)
             if not ops:
                 raise ValueError(f"no usable opening in {' '.join(args.records)}")
             out.mkdir(parents=True, exist_ok=True)
             atomic_write_text(ops_path, write_openings(ops, width=args.size))
-            cmd = ["gomoku", "train", "teacher", "--engine", args.engine, "--records",
-                   *args.records, "--games", str(args.games), "--min-plies", str(args.min_plies),
+            source = ["--edge-openings"] if args.edge_openings else ["--records", *args.records]
+            cmd = ["gomoku", "train", "teacher", "--engine", args.engine, *source,
+                   "--games", str(args.games), "--min-plies", str(args.min_plies),
                    "--max-plies", str(args.max_plies), "--size", str(args.size), "--rule",
                    args.rule, "--seed", str(args.seed), "-j", str(args.workers),
                    "--record-format", args.record_format, "--out", args.out]
