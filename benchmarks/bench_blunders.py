@@ -3,6 +3,12 @@ engine announce a mate (``benchmarks/data/blunder_positions.txt``, built by ``bu
 Prints one JSON object.
 
     .venv/bin/python benchmarks/bench_blunders.py [--ms 920] [--model NAME] [--heuristic]
+    .venv/bin/python benchmarks/bench_blunders.py --set benchmarks/data/blunder_positions_20.txt
+
+``blunder_positions.txt`` is 15x15 (60 positions, sessions 9-16's games); ``blunder_positions_20.txt``
+is 20x20 (60 positions from sessions 32-34's games against AIWine and Rapfi 100k, Rapfi at 300,000
+nodes as the oracle; its answers are only as deep as that oracle: one checked with 3 million nodes
+was lost whatever was played).
 
 Each position is searched from scratch by the engine's player (the shipped network unless
 ``--heuristic``) with ``--ms`` as its soft and hard limit (920 ms is what ``engine.py`` searches at

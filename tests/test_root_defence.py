@@ -187,11 +187,13 @@ def test_defence_candidates_hold_what_vct_defences_keeps() -> None:
 BLUNDERS = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "blunder_positions.txt"
 
 
-def test_the_blunder_set_is_well_formed() -> None:
-    """``benchmarks/bench_blunders.py``'s positions: each has holding moves (the oracle's answer), a
-    losing move that is not among them, and every named move is an empty square."""
-    positions = V.read_positions(BLUNDERS)
-    assert len(positions) >= 40
+@pytest.mark.parametrize("path,size", [(BLUNDERS, 15), (BLUNDERS.with_name("blunder_positions_20.txt"), 20)])
+def test_the_blunder_set_is_well_formed(path: Path, size: int) -> None:
+    """``benchmarks/bench_blunders.py``'s positions (15x15, and ``--set`` 20x20): each has holding
+    moves (the oracle's answer), a losing move that is not among them, and every named move is an
+    empty square."""
+    positions = V.read_positions(path)
+    assert len(positions) >= 40 and all(p.board().width == size for p in positions)
     for p in positions:
         b = p.board()
         assert p.kind == "defend" and p.answer and len(p.loses) == 1, p.name
