@@ -1,0 +1,2 @@
+gomoku train teacher --engine /root/sparring/rapfi/build/pbrain-rapfi --edge-openings --games 4000 --min-plies 3 --max-plies 7 --size 20 --rule freestyle --seed 13 -j 1 --record-format sgf --out runs/teach20-edge13 --nodes 50000
+gomoku train teacher --engine /root/sparring/rapfi/build/pbrain-rapfi --edge-openings --games 4000 --min-plies 3 --max-plies 7 --size 20 --rule freestyle --seed 14 -j 1 --record-format sgf --out runs/teach20-edge14 --nodes 50000
