@@ -758,8 +758,8 @@ def _run_teacher(args: Any) -> int:
                 ops = openings_from_records(loader, (args.games + 1) // 2, args.min_plies,
                                             args.max_plies, args.size, args.size, rule, args.seed,
                                             embed_smaller=rsize < args.size)
-            if not ops:
-                raise ValueError(f"no usable opening in {' '.join(args.records)}")
+                if not ops:   # (edge_openings raises itself when it finds too few)
+                    raise ValueError(f"no usable opening in {' '.join(args.records)}")
             out.mkdir(parents=True, exist_ok=True)
             atomic_write_text(ops_path, write_openings(ops, width=args.size))
             source = ["--edge-openings"] if args.edge_openings else ["--records", *args.records]
