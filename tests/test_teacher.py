@@ -156,6 +156,14 @@ def test_teacher_command_plays_records_and_resumes(tmp_path: Path, monkeypatch) 
     assert len(lines) == 4 and all(json.loads(ln)["termination"] for ln in lines)
 
 
+def test_teacher_command_refuses_records_size_with_edge_openings(tmp_path: Path, capsys) -> None:
+    code = cli_main(["train", "teacher", "--engine", "true", "--edge-openings", "--size", "20",
+                     "--records-size", "15", "--out", str(tmp_path / "t")])
+    assert code == 2
+    assert "--records-size is for --records" in capsys.readouterr().err
+    assert not (tmp_path / "t").exists()
+
+
 def test_teacher_command_refuses_records_without_openings(tmp_path: Path) -> None:
     empty = tmp_path / "none"
     empty.mkdir()

@@ -137,9 +137,9 @@ def _add_teacher(tsub: Any) -> None:
     te.add_argument("--size", type=int, default=15,
                     help="board size of the games (default: %(default)s)")
     te.add_argument("--records-size", type=int, default=None,
-                    help="board size of the records, when smaller than --size: their openings "
-                         "are placed at a seeded random offset, e.g. 15x15 Gomocup games for "
-                         "20x20 (default: --size)")
+                    help="board size of the records (--records only), when smaller than --size: "
+                         "their openings are placed at a seeded random offset, e.g. 15x15 Gomocup "
+                         "games for 20x20 (default: --size)")
     te.add_argument("--rule", default="freestyle",
                     help="freestyle, standard, renju or caro (default: %(default)s)")
     te.add_argument("--seed", type=int, default=1,
@@ -746,6 +746,9 @@ def _run_teacher(args: Any) -> int:
         return 2
     try:
         rule = Rule.parse(args.rule)
+        if args.edge_openings and args.records_size is not None:
+            raise ValueError("--records-size is for --records (edge openings are drawn on the "
+                             "--size board itself)")
         rsize = args.size if args.records_size is None else args.records_size
         if not 5 <= rsize <= args.size:
             raise ValueError(f"--records-size must be 5..--size ({args.size}), got {rsize}")
