@@ -10,8 +10,9 @@ is 20x20 (60 positions from sessions 32-34's games against AIWine and Rapfi 100k
 nodes as the oracle; its answers are only as deep as that oracle: one checked with 3 million nodes
 was lost whatever was played).
 
-Each position is searched from scratch by the engine's player (the shipped network unless
-``--heuristic``) with ``--ms`` as its soft and hard limit (920 ms is what ``engine.py`` searches at
+Each position is searched from scratch by the engine's player (the network ``engine.py`` plays on the
+set's board, e.g. the 20x20 default for ``blunder_positions_20.txt``, unless ``--model`` or
+``--heuristic``; before session 36 every set got the 15x15 default) with ``--ms`` as its soft and hard limit (920 ms is what ``engine.py`` searches at
 ``timeout_turn 1000``). ``held``: the move is in the position's answer (the moves after which the
 oracle found no mate); ``repeated``: it is the move that lost the game. The A/B switch of the root
 defence is the environment's (``PYGOMOKU_VCT_FILTER=0`` for the older root), so that the same command
@@ -50,7 +51,15 @@ def main() -> int:
     positions = read_positions(path)
     if a.limit:
         positions = positions[:a.limit]
-    player = Player(HeuristicEvaluator()) if a.heuristic else shipped.load_player(a.model)
+    if not positions:
+        ap.error(f"{path}: no positions")
+    boards = {(p.board().width, p.board().height, p.rule) for p in positions}
+    if len(boards) != 1:
+        ap.error(f"{path}: positions of more than one board size or rule: {sorted(map(str, boards))}")
+    width, height, rule = boards.pop()
+    # the network the engine plays on this board (the 20x20 set gets the 20x20 default)
+    player = (Player(HeuristicEvaluator()) if a.heuristic
+              else shipped.load_player(a.model, rule, width=width, height=height))
     held = repeated = 0
     times = []
     sources: Counter = Counter()
@@ -68,7 +77,7 @@ def main() -> int:
             failed.append(p.name)
         repeated += info.move in p.loses
     n = len(positions)
-    out = {"set": str(path), "positions": n, "ms": a.ms,
+    out = {"set": str(path), "positions": n, "board": f"{width}x{height}", "rule": rule.value, "ms": a.ms,
            "evaluator": "heuristic" if a.heuristic else Path(str(getattr(
                getattr(player.evaluator, "network", None), "basename", "?"))).name,
            "vct_filter": os.environ.get("PYGOMOKU_VCT_FILTER", "1") != "0",

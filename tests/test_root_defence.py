@@ -202,6 +202,32 @@ def test_the_blunder_set_is_well_formed(path: Path, size: int) -> None:
         assert b.winner is None and len(T.must_block(b)) != 1, p.name   # not a forced block
 
 
+def test_the_blunder_benchmark_plays_the_network_of_the_sets_board(tmp_path: Path) -> None:
+    """``bench_blunders.py --set`` loads the network the engine plays on the set's board (the 20x20
+    set got the 15x15 default before session 36), and refuses a set that mixes board sizes."""
+    import json
+    import subprocess
+    import sys
+    from gomoku_ai import shipped
+    from gomoku_ai.rules import Rule
+
+    script = BLUNDERS.parents[1] / "bench_blunders.py"
+    twenty = BLUNDERS.with_name("blunder_positions_20.txt")
+    run = subprocess.run([sys.executable, str(script), "--set", str(twenty), "--limit", "1",
+                          "--ms", "30"], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout)
+    want = shipped.model_choice(None, Rule.FREESTYLE, 20, 20)
+    assert out["board"] == "20x20" and out["rule"] == "freestyle" and out["positions"] == 1
+    assert out["evaluator"] == Path(str(want)).name != Path(str(shipped.model_choice(
+        None, Rule.FREESTYLE, 15, 15))).name
+    mixed = tmp_path / "mixed.txt"
+    mixed.write_text(BLUNDERS.read_text() + "\n" + twenty.read_text())
+    bad = subprocess.run([sys.executable, str(script), "--set", str(mixed), "--ms", "30"],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "more than one board size" in bad.stderr
+
+
 def test_a_restricted_root_keeps_the_reused_tree_unless_switched_off(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Under threat the root is restricted; the subtree kept from the last search survives it, and
