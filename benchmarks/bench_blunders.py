@@ -12,8 +12,8 @@ was lost whatever was played).
 
 Each position is searched from scratch by the engine's player (the network ``engine.py`` plays on the
 set's board, e.g. the 20x20 default for ``blunder_positions_20.txt``, unless ``--model`` or
-``--heuristic``; before session 36 every set got the 15x15 default) with ``--ms`` as its soft and hard limit (920 ms is what ``engine.py`` searches at
-``timeout_turn 1000``). ``held``: the move is in the position's answer (the moves after which the
+``--heuristic``; before session 36 every set got the 15x15 default) with ``--ms`` as its soft and
+hard limit (920 ms is what ``engine.py`` searches at ``timeout_turn 1000``). ``held``: the move is in the position's answer (the moves after which the
 oracle found no mate); ``repeated``: it is the move that lost the game. The A/B switch of the root
 defence is the environment's (``PYGOMOKU_VCT_FILTER=0`` for the older root), so that the same command
 measures both. ``by_source`` counts which part of the player chose the moves that held.
