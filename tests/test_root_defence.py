@@ -389,3 +389,53 @@ def test_a_deeper_level_drops_what_it_refutes_even_when_it_verifies_nothing(
         monkeypatch.setattr(P.vct, "safe_moves", fake)
         kept = p._safe_defences(b, list(moves), time.perf_counter(), 10000.0)
         assert seen == [3, 5] and kept == expected, (switch, level1)
+
+
+def _quiet_after(b: Board, m: int, nodes: int = 3000) -> bool:
+    """The opponent's VCT search (depth 20) after ``m`` ends without a VCT within ``nodes``."""
+    b.push(m)
+    try:
+        r = V.vct_search(b, 20, nodes)
+    finally:
+        b.pop()
+    return r.line is None and not r.aborted
+
+
+def test_the_quiet_preference_takes_a_strong_candidate_proven_quiet() -> None:
+    """``_quiet_choice`` (PYGOMOKU_QUIET): in a 20x20 blunder position, when the search's choice (the
+    move that lost the game) leaves the opponent a threat search that runs into its node limit and
+    a candidate with enough visits lets it end without a VCT, that candidate is played; the search's
+    choice stands when it is itself proven quiet, when the other has too few visits, or when the
+    time is up. The board is left as it was."""
+    from gomoku_ai import player as P
+    pos = next(p for p in V.read_positions(BLUNDERS.with_name("blunder_positions_20.txt"))
+               if p.name == "blunder01")
+    b = pos.board()
+    before = list(b.moves)
+    lost = next(iter(pos.loses))
+    assert not _quiet_after(b, lost)
+    alt = next(m for m in sorted(pos.answer) if _quiet_after(b, m))
+    soon = time.perf_counter() + 30.0
+
+    def info(first: int, second: int, visits: int) -> SearchInfo:
+        return SearchInfo(move=first, candidates=[Candidate(first, 100, 0.1, 0.2),
+                                                  Candidate(second, visits, 0.05, 0.1)])
+
+    got = P._quiet_choice(b, info(lost, alt, 60), soon)
+    assert got.move == alt and got.pv == [alt] and got.value == 0.05
+    assert b.moves == before
+    assert P._quiet_choice(b, info(lost, alt, 20), soon).move == lost        # under QUIET_SHARE
+    assert P._quiet_choice(b, info(alt, lost, 90), soon).move == alt         # its own move is quiet
+    assert P._quiet_choice(b, info(lost, alt, 60), time.perf_counter() - 1.0).move == lost
+    assert b.moves == before
+
+
+def test_the_quiet_switch_is_off_unless_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gomoku_ai import checks
+    from gomoku_ai import player as P
+    for text, want in (("", None), ("0", None), ("1", P.QUIET_SEARCH), ("7,500", (7, 500))):
+        monkeypatch.setenv("PYGOMOKU_QUIET", text)
+        assert Player().quiet == want, text
+    monkeypatch.setenv("PYGOMOKU_QUIET", "deep")
+    with pytest.raises(checks.ConfigError, match="PYGOMOKU_QUIET"):
+        Player()
