@@ -574,8 +574,8 @@ CHECK_MAX_MS = 100.0
 CHECK_MOVES = 6
 #: the quiet-move preference (PYGOMOKU_QUIET, off by default; :func:`_quiet_choice`): the opponent's
 #: VCT search after a candidate, (VCT depth, attacker nodes); the candidates looked at, each with at
-#: least QUIET_SHARE of the most visited one's visits; the share of the soft budget it may take
-#: (at most QUIET_MAX_MS, ms), which the search leaves to it
+#: least QUIET_SHARE of the most visited one's visits; QUIET_TIME = (share of the soft budget, cap
+#: in ms): the time the search leaves to it
 QUIET_SEARCH = (20, 3000)
 QUIET_MOVES = 4
 QUIET_SHARE = 0.25
