@@ -758,10 +758,13 @@ def _checked_choice(board: Board, info: SearchInfo, t0: float, soft: Optional[fl
             break
         if vct.safe_moves(board, [c.move], max_depth=depth, node_limit=node_limit,
                           deadline=dl, vcf_nodes=vcf_nodes, hints=hints).kept:
-            if c.move == info.move:
-                return info
-            return dataclasses.replace(info, move=c.move, value=c.q, pv=[c.move])
+            return _play_candidate(info, c)
     return info
+
+
+def _play_candidate(info: SearchInfo, c: Candidate) -> SearchInfo:
+    """``info`` with the root candidate ``c`` as its move (unchanged when it already is)."""
+    return info if c.move == info.move else dataclasses.replace(info, move=c.move, value=c.q, pv=[c.move])
 
 
 def _search_deadline(t0: float, soft: Optional[float], check: Optional[Tuple[float, float]],
@@ -798,8 +801,7 @@ def _quiet_choice(board: Board, info: SearchInfo, deadline: float,
         finally:
             board.pop()
         if r.line is None and not r.aborted:
-            return info if c.move == info.move else dataclasses.replace(info, move=c.move, value=c.q,
-                                                                        pv=[c.move])
+            return _play_candidate(info, c)
     return info
 
 
