@@ -195,7 +195,7 @@ class Player:
         # CHECK_SHARE, CHECK_MAX_MS), PYGOMOKU_DEFENCE_LEVELS="D,N,SHARE,CAP_MS;..." (DEFENCE_LEVELS)
         self.threat_search: Tuple[int, int] = _switch("PYGOMOKU_THREAT")
         self.check_search: Tuple[int, int] = _switch("PYGOMOKU_CHECK")
-        self.quiet: Optional[Tuple[int, int]] = _switch("PYGOMOKU_QUIET")   # _quiet_choice
+        self.quiet: Optional[Quiet] = _switch("PYGOMOKU_QUIET")   # _quiet_choice
         self.check_time: Tuple[float, float] = _switch("PYGOMOKU_CHECK_TIME")
         self.check_resume = os.environ.get("PYGOMOKU_CHECK_RESUME", "1") != "0"   # _checked_search
         self.attack_search: Tuple[int, int] = _switch("PYGOMOKU_ATTACK")
@@ -353,7 +353,7 @@ class Player:
         if not self.reuse_tree or (restrict is not None and not self.restrict_reuse):
             self.mcts.reset()
         check = threatened and self.use_vct and self.vct_filter
-        deadline = _search_deadline(t0, soft, self.check_time if check else None, self.quiet is not None)
+        deadline = _search_deadline(t0, soft, self.check_time if check else None, self.quiet)
         extend_to = self._extend_to(t0, soft, hard)
         visits = limit.visits
 
@@ -572,18 +572,25 @@ CHECK_SEARCH = (3, 3000)
 CHECK_SHARE = 0.08
 CHECK_MAX_MS = 100.0
 CHECK_MOVES = 6
-#: the quiet-move preference (PYGOMOKU_QUIET, off by default; :func:`_quiet_choice`): the opponent's
-#: VCT search after a candidate, (VCT depth, attacker nodes); the candidates looked at, each with at
-#: least QUIET_SHARE of the most visited one's visits; QUIET_TIME = (share of the soft budget, cap
-#: in ms): the time the search leaves to it
-QUIET_SEARCH = (20, 3000)
-QUIET_MOVES = 4
-QUIET_SHARE = 0.25
-QUIET_TIME = (0.1, 100.0)
+
 #: ... but when the check accepts the search's own move quickly, the search goes on until twice the
 #: check's time, at least RESUME_KEEP_MS, is left, if that gives it RESUME_MIN_MS or more (ms)
 RESUME_KEEP_MS = 10.0
 RESUME_MIN_MS = 15.0
+
+
+class Quiet(NamedTuple):
+    """The quiet-move preference's settings (``PYGOMOKU_QUIET``, off by default; :func:`_quiet_choice`)."""
+    depth: int = 20           # the opponent's VCT search after a candidate: VCT depth
+    nodes: int = 3000         # ... and attacker nodes
+    moves: int = 4            # the search's first candidates looked at
+    share: float = 0.25       # each with at least this share of the most visited one's visits
+    time_share: float = 0.1   # the search stops this share of the soft budget early for it
+    cap_ms: float = 100.0     # ... at most this many ms
+
+
+#: PYGOMOKU_QUIET=1
+QUIET_SEARCH = Quiet()
 
 #: VCT limits of a move searched without a clock: (attacker nodes of the attack, of each defence
 #: check, nodes of each inner VCF, attacker nodes of all the defence checks); deterministic
@@ -682,12 +689,29 @@ def _defence_levels(text: str) -> Tuple[Tuple[int, int, float, float], ...]:
     return tuple(levels)
 
 
-def _quiet(text: str) -> Optional[Tuple[int, int]]:
-    """``PYGOMOKU_QUIET``: "" or "0" is off (None), "1" :data:`QUIET_SEARCH`, else "DEPTH,NODES"."""
+def _quiet(text: str) -> Optional[Quiet]:
+    """``PYGOMOKU_QUIET``: "" or "0" is off (None), "1" :data:`QUIET_SEARCH`, else
+    "DEPTH,NODES[,MOVES[,SHARE[,TIME_SHARE,CAP_MS]]]" (the fields of :class:`Quiet`; those left out
+    keep their defaults)."""
     t = text.strip()
     if t in ("", "0"):
         return None
-    return QUIET_SEARCH if t == "1" else _threat_search(t, "PYGOMOKU_QUIET", QUIET_SEARCH)
+    if t == "1":
+        return QUIET_SEARCH
+    bad = checks.ConfigError(f"PYGOMOKU_QUIET={text!r}: expected 0, 1 or DEPTH,NODES[,MOVES[,SHARE"
+                             "[,TIME_SHARE,CAP_MS]]] (depth, nodes, moves >= 1; shares in [0, 1); CAP_MS >= 0)")
+    parts = t.split(",")
+    if len(parts) not in (2, 3, 4, 6):
+        raise bad
+    try:
+        p = parts + [str(v) for v in QUIET_SEARCH[len(parts):]]
+        q = Quiet(int(p[0]), int(p[1]), int(p[2]), float(p[3]), float(p[4]), float(p[5]))
+    except ValueError:
+        raise bad from None
+    if min(q.depth, q.nodes, q.moves) < 1 or not (0.0 <= q.share < 1.0 and 0.0 <= q.time_share < 1.0) \
+            or q.cap_ms < 0.0:
+        raise bad
+    return q
 
 
 #: the root tactics' valued A/B switches: each one's parser of its text ("" gives its default)
@@ -768,28 +792,28 @@ def _play_candidate(info: SearchInfo, c: Candidate) -> SearchInfo:
 
 
 def _search_deadline(t0: float, soft: Optional[float], check: Optional[Tuple[float, float]],
-                     quiet: bool) -> Optional[float]:
+                     quiet: Optional[Quiet]) -> Optional[float]:
     """When the search stops (perf_counter seconds): the soft budget (ms from ``t0``) less the share
     that the check of its choice (``check`` = (share, cap ms), None: no check) and the quiet-move
-    preference (:data:`QUIET_TIME`) take after it; None without a clock."""
+    preference (``quiet``, None: off) take after it; None without a clock."""
     if soft is None:
         return None
     keep = min(check[0] * soft, check[1]) if check is not None else 0.0
-    keep += min(QUIET_TIME[0] * soft, QUIET_TIME[1]) if quiet else 0.0
+    keep += min(quiet.time_share * soft, quiet.cap_ms) if quiet is not None else 0.0
     return t0 + (soft - keep) / 1000.0
 
 
 def _quiet_choice(board: Board, info: SearchInfo, deadline: float,
-                  quiet: Tuple[int, int] = QUIET_SEARCH) -> SearchInfo:
+                  quiet: Quiet = QUIET_SEARCH) -> SearchInfo:
     """The quiet-move preference (the ``PYGOMOKU_QUIET`` A/B switch): among the search's first
-    :data:`QUIET_MOVES` candidates with at least :data:`QUIET_SHARE` of the best one's visits and not
+    ``quiet.moves`` candidates with at least ``quiet.share`` of the best one's visits and not
     proven lost, in the order of their visits, the first after which the opponent's VCT search
-    (``quiet`` = (depth, attacker nodes)) ends without a VCT before its node limit: within our threat
+    (``quiet.depth``, ``quiet.nodes`` attacker nodes) ends without a VCT before its node limit: within our threat
     rules, a proof that the opponent has none (session 36: true after 61 % of the holding moves of
     the 20x20 blunder set and 2.1 % of the losing ones). When none is proven quiet by ``deadline``
     (perf_counter seconds), or the search's own move is, its choice stands."""
     best = info.candidates[0].visits if info.candidates else 0
-    order = [c for c in info.candidates[:QUIET_MOVES] if c.q > -0.999 and c.visits >= QUIET_SHARE * best]
+    order = [c for c in info.candidates[:quiet.moves] if c.q > -0.999 and c.visits >= quiet.share * best]
     if len(order) < 2:
         return info
     for c in order:
@@ -797,7 +821,7 @@ def _quiet_choice(board: Board, info: SearchInfo, deadline: float,
             break
         board.push(c.move)
         try:
-            r = vct.vct_search(board, quiet[0], quiet[1], deadline=deadline)
+            r = vct.vct_search(board, quiet.depth, quiet.nodes, deadline=deadline)
         finally:
             board.pop()
         if r.line is None and not r.aborted:

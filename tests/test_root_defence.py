@@ -424,7 +424,7 @@ def test_the_quiet_preference_takes_a_strong_candidate_proven_quiet() -> None:
     got = P._quiet_choice(b, info(lost, alt, 60), soon)
     assert got.move == alt and got.pv == [alt] and got.value == 0.05
     assert b.moves == before
-    assert P._quiet_choice(b, info(lost, alt, 20), soon).move == lost        # under QUIET_SHARE
+    assert P._quiet_choice(b, info(lost, alt, 20), soon).move == lost        # under Quiet.share
     assert P._quiet_choice(b, info(alt, lost, 90), soon).move == alt         # its own move is quiet
     assert P._quiet_choice(b, info(lost, alt, 60), time.perf_counter() - 1.0).move == lost
     assert b.moves == before
@@ -433,9 +433,13 @@ def test_the_quiet_preference_takes_a_strong_candidate_proven_quiet() -> None:
 def test_the_quiet_switch_is_off_unless_set(monkeypatch: pytest.MonkeyPatch) -> None:
     from gomoku_ai import checks
     from gomoku_ai import player as P
-    for text, want in (("", None), ("0", None), ("1", P.QUIET_SEARCH), ("7,500", (7, 500))):
+    for text, want in (("", None), ("0", None), ("1", P.QUIET_SEARCH), ("7,500", P.Quiet(7, 500)),
+                       ("7,500,6", P.Quiet(7, 500, 6)), ("7,500,6,0.1", P.Quiet(7, 500, 6, 0.1)),
+                       ("7,500,6,0.1,0.2,150", P.Quiet(7, 500, 6, 0.1, 0.2, 150.0))):
         monkeypatch.setenv("PYGOMOKU_QUIET", text)
         assert Player().quiet == want, text
-    monkeypatch.setenv("PYGOMOKU_QUIET", "deep")
-    with pytest.raises(checks.ConfigError, match="PYGOMOKU_QUIET"):
-        Player()
+    for bad in ("deep", "7", "7,500,6,0.1,0.2", "0,500", "7,500,0", "7,500,6,1.5", "7,500,6,0.1,1.0,50",
+                "7,500,6,0.1,0.2,-1", "7,500,6.5"):
+        monkeypatch.setenv("PYGOMOKU_QUIET", bad)
+        with pytest.raises(checks.ConfigError, match="PYGOMOKU_QUIET"):
+            Player()
