@@ -690,27 +690,33 @@ def _defence_levels(text: str) -> Tuple[Tuple[int, int, float, float], ...]:
 
 
 def _quiet(text: str) -> Optional[Quiet]:
-    """``PYGOMOKU_QUIET``: "" or "0" is off (None), "1" :data:`QUIET_SEARCH`, else
-    "DEPTH,NODES[,MOVES[,SHARE[,TIME_SHARE,CAP_MS]]]" (the fields of :class:`Quiet`; those left out
-    keep their defaults)."""
+    """``PYGOMOKU_QUIET``: "" or "0" is off (None), "1" :data:`QUIET_SEARCH`, "DEPTH,NODES", or
+    ``field=value`` pairs of :class:`Quiet` separated by commas (the others keep their defaults),
+    e.g. ``moves=6,share=0.1``."""
     t = text.strip()
     if t in ("", "0"):
         return None
     if t == "1":
         return QUIET_SEARCH
-    bad = checks.ConfigError(f"PYGOMOKU_QUIET={text!r}: expected 0, 1 or DEPTH,NODES[,MOVES[,SHARE"
-                             "[,TIME_SHARE,CAP_MS]]] (depth, nodes, moves >= 1; shares in [0, 1); CAP_MS >= 0)")
-    parts = t.split(",")
-    if len(parts) not in (2, 3, 4, 6):
-        raise bad
-    try:
-        p = parts + [str(v) for v in QUIET_SEARCH[len(parts):]]
-        q = Quiet(int(p[0]), int(p[1]), int(p[2]), float(p[3]), float(p[4]), float(p[5]))
-    except ValueError:
-        raise bad from None
-    if min(q.depth, q.nodes, q.moves) < 1 or not (0.0 <= q.share < 1.0 and 0.0 <= q.time_share < 1.0) \
-            or q.cap_ms < 0.0:
-        raise bad
+    form = ("expected 0, 1, DEPTH,NODES or FIELD=VALUE,... with fields " + ", ".join(Quiet._fields))
+    items = [x.strip() for x in t.split(",")]
+    if "=" not in t:
+        if len(items) != 2:
+            raise checks.ConfigError(f"PYGOMOKU_QUIET={text!r}: {form}")
+        items = [f"depth={items[0]}", f"nodes={items[1]}"]
+    q = QUIET_SEARCH
+    for item in items:
+        key, _, value = item.partition("=")
+        key = key.strip()
+        if key not in Quiet._fields:
+            raise checks.ConfigError(f"PYGOMOKU_QUIET={text!r}: {key!r} is not a field; {form}")
+        try:
+            q = q._replace(**{key: type(getattr(QUIET_SEARCH, key))(value)})
+        except ValueError:
+            raise checks.ConfigError(f"PYGOMOKU_QUIET={text!r}: {key}={value!r} is not a number") from None
+    if min(q.depth, q.nodes, q.moves) < 1 or q.cap_ms < 0 or not (0.0 <= q.share < 1.0 and 0.0 <= q.time_share < 1.0):
+        raise checks.ConfigError(f"PYGOMOKU_QUIET={text!r}: out of range (depth, nodes, moves >= 1; "
+                                 "cap_ms >= 0; shares in [0, 1))")
     return q
 
 
@@ -808,19 +814,24 @@ def _quiet_choice(board: Board, info: SearchInfo, deadline: float,
     """The quiet-move preference (the ``PYGOMOKU_QUIET`` A/B switch): among the search's first
     ``quiet.moves`` candidates with at least ``quiet.share`` of the best one's visits and not
     proven lost, in the order of their visits, the first after which the opponent's VCT search
-    (``quiet.depth``, ``quiet.nodes`` attacker nodes) ends without a VCT before its node limit: within our threat
-    rules, a proof that the opponent has none (session 36: true after 61 % of the holding moves of
-    the 20x20 blunder set and 2.1 % of the losing ones). When none is proven quiet by ``deadline``
-    (perf_counter seconds), or the search's own move is, its choice stands."""
+    (``quiet.depth``, ``quiet.nodes`` attacker nodes) ends without a VCT before its node limit: within
+    our threat rules, a proof that the opponent has none (session 36: true after 61 % of the holding
+    moves of the 20x20 blunder set and 2.1 % of the losing ones). A candidate that makes a four is
+    never taken as quiet: the opponent's forced block ends its VCT search at once, but the threat
+    is only put off by a move. When none is proven quiet by ``deadline`` (perf_counter seconds), or
+    the search's own move is, its choice stands."""
     best = info.candidates[0].visits if info.candidates else 0
     order = [c for c in info.candidates[:quiet.moves] if c.q > -0.999 and c.visits >= quiet.share * best]
     if len(order) < 2:
         return info
+    me = board.side_to_move
     for c in order:
         if time.perf_counter() >= deadline:
             break
         board.push(c.move)
         try:
+            if tactics.five_points_through(board, c.move, me):
+                continue
             r = vct.vct_search(board, quiet.depth, quiet.nodes, deadline=deadline)
         finally:
             board.pop()

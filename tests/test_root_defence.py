@@ -434,12 +434,35 @@ def test_the_quiet_switch_is_off_unless_set(monkeypatch: pytest.MonkeyPatch) -> 
     from gomoku_ai import checks
     from gomoku_ai import player as P
     for text, want in (("", None), ("0", None), ("1", P.QUIET_SEARCH), ("7,500", P.Quiet(7, 500)),
-                       ("7,500,6", P.Quiet(7, 500, 6)), ("7,500,6,0.1", P.Quiet(7, 500, 6, 0.1)),
-                       ("7,500,6,0.1,0.2,150", P.Quiet(7, 500, 6, 0.1, 0.2, 150.0))):
+                       ("moves=6", P.Quiet(moves=6)), ("nodes=5000, depth=9", P.Quiet(9, 5000)),
+                       ("share=0.1,time_share=0.2,cap_ms=150", P.Quiet(share=0.1, time_share=0.2, cap_ms=150.0))):
         monkeypatch.setenv("PYGOMOKU_QUIET", text)
         assert Player().quiet == want, text
-    for bad in ("deep", "7", "7,500,6,0.1,0.2", "0,500", "7,500,0", "7,500,6,1.5", "7,500,6,0.1,1.0,50",
-                "7,500,6,0.1,0.2,-1", "7,500,6.5"):
+    for bad in ("deep", "7", "7,500,6", "0,500", "moves=0", "share=1.5", "time_share=1.0", "cap_ms=-1",
+                "moves=6.5", "nodes=0", "width=3", "nodes=x"):
         monkeypatch.setenv("PYGOMOKU_QUIET", bad)
         with pytest.raises(checks.ConfigError, match="PYGOMOKU_QUIET"):
             Player()
+
+
+def test_a_four_is_never_taken_as_quiet() -> None:
+    """A candidate that makes a four leaves the opponent a forced block, so its VCT search ends at
+    once without a VCT: no proof that the threat is gone. Session 37's game (20x20, AIWine, opening 4
+    as Black): after n18 (played; Rapfi then announced a mate in 19) the opponent's search runs into
+    its limit; o20 makes a four (o16-o18 and o20) and its search ends in one node; r14 (Rapfi's
+    move) ends without a VCT in a few nodes. o20 is passed over, r14 taken."""
+    from gomoku_ai import player as P
+    b = Board(20)
+    for name in "n20 r18 q17 p17 p15 q16 o16 q14 o18 r16 o17 o15".split():
+        b.push(b.parse(name))
+    n18, o20, r14 = (b.parse(x) for x in ("n18", "o20", "r14"))
+    assert not _quiet_after(b, n18, 3000) and _quiet_after(b, o20, 3000) and _quiet_after(b, r14, 3000)
+    soon = time.perf_counter() + 30.0
+
+    def info(*moves: int) -> SearchInfo:
+        return SearchInfo(move=moves[0], candidates=[Candidate(m, 100 - 10 * i, 0.1, 0.2)
+                                                     for i, m in enumerate(moves)])
+
+    assert P._quiet_choice(b, info(n18, o20), soon).move == n18
+    assert P._quiet_choice(b, info(n18, o20, r14), soon).move == r14
+    assert len(b.moves) == 12
