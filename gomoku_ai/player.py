@@ -372,7 +372,7 @@ class Player:
             info = _checked_search(self, board, info, stats, t0, soft, restrict, stop, resume,
                                    progress if on_info is not None else None)
         if self.quiet is not None and soft is not None and info.proven == 0 and not (stop and stop.is_set()):
-            info = _quiet_choice(board, info, t0 + soft / 1000.0, self.quiet)
+            info = _quiet_search(self, board, info, stats, t0, soft, restrict, stop, progress if on_info else None)
         if not board.is_empty(info.move):
             raise AssertionError("search produced an occupied square")  # never expected
         return done(info)
@@ -838,6 +838,24 @@ def _quiet_choice(board: Board, info: SearchInfo, deadline: float,
         if r.line is None and not r.aborted:
             return _play_candidate(info, c)
     return info
+
+
+def _quiet_search(p: Player, board: Board, info: SearchInfo, stats: SearchStats, t0: float, soft: float,
+                  restrict: Optional[List[int]], stop: Optional[threading.Event],
+                  progress: Optional[Callable[[MCTS, SearchStats], None]]) -> SearchInfo:
+    """The quiet-move preference (:func:`_quiet_choice`, ``p.quiet``) after the search of ``p``, which
+    stopped early to leave it its time (ms from ``t0``, soft budget ``soft``). When it keeps the
+    search's own move, the search goes on (the same tree) with the time left, if that is
+    :data:`RESUME_MIN_MS` or more, and its choice then stands: the time kept for a change that did
+    not come is not lost. ``stats`` gets the resumed search's counters."""
+    assert p.quiet is not None
+    end = t0 + soft / 1000.0
+    chosen = _quiet_choice(board, info, end, p.quiet)
+    if chosen.move != info.move or end - time.perf_counter() < RESUME_MIN_MS / 1000.0 or \
+            (stop is not None and stop.is_set()):
+        return chosen
+    stats.absorb(p.mcts.search(board, deadline=end, stop=stop, progress=progress, restrict=restrict))
+    return p._info(p.mcts, stats, board, t0, final=True)
 
 
 def _candidates(board: Board) -> List[int]:
