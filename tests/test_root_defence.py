@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import List
+from typing import Any, List
 
 import numpy as np
 import pytest
@@ -466,3 +466,37 @@ def test_a_four_is_never_taken_as_quiet() -> None:
     assert P._quiet_choice(b, info(n18, o20), soon).move == n18
     assert P._quiet_choice(b, info(n18, o20, r14), soon).move == r14
     assert len(b.moves) == 12
+
+
+def test_the_quiet_search_goes_on_when_it_keeps_the_move(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With PYGOMOKU_QUIET the search stops early to leave the preference its time; when the
+    preference keeps the search's own move, the search goes on (a second call, to the end of the
+    soft budget) and its choice then is played; when it changes the move, there is no second call
+    and the changed move is played."""
+    from gomoku_ai import player as P
+    monkeypatch.setenv("PYGOMOKU_QUIET", "1")
+    b = Board(15)
+    for name in ("h8", "i9", "h9", "h10", "g10"):
+        b.push(b.parse(name))
+    for change in (False, True):
+        p = Player()
+        deadlines: List[float] = []
+        real = p.mcts.search
+
+        def spy(*a: Any, **k: Any) -> Any:
+            deadlines.append(k["deadline"])
+            return real(*a, **k)
+
+        def choice(board: Board, info: SearchInfo, end: float, quiet: P.Quiet) -> SearchInfo:
+            return P._play_candidate(info, info.candidates[1]) if change else info
+
+        monkeypatch.setattr(p.mcts, "search", spy)
+        monkeypatch.setattr(P, "_quiet_choice", choice)
+        t0 = time.perf_counter()
+        info = p.think(b, Limit(soft_ms=400, hard_ms=400))
+        if change:
+            assert len(deadlines) == 1 and info.move == info.candidates[1].move
+        else:
+            assert len(deadlines) == 2 and deadlines[1] - deadlines[0] == pytest.approx(0.04, abs=0.005)
+            assert deadlines[1] - t0 == pytest.approx(0.4, abs=0.02) and info.move == info.candidates[0].move
+        assert len(b.moves) == 5
