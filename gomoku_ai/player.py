@@ -361,18 +361,17 @@ class Player:
             if on_info is not None and m.root is not None and m.root.expanded:
                 on_info(self._info(m, st, board, t0, final=False))
 
-        stats = self.mcts.search(board, visits=visits, deadline=deadline, stop=stop,
-                                 progress=progress if on_info is not None else None,
+        report = progress if on_info is not None else None
+        stats = self.mcts.search(board, visits=visits, deadline=deadline, stop=stop, progress=report,
                                  restrict=restrict, extend_to=extend_to)
         if extend_to is not None and soft is not None:
             self._bank(t0, soft)
         info = self._info(self.mcts, stats, board, t0, final=True)
         if check and info.proven == 0 and (stop is None or not stop.is_set()):
             resume = self.check_resume and soft is not None and extend_to is None and visits is None
-            info = _checked_search(self, board, info, stats, t0, soft, restrict, stop, resume,
-                                   progress if on_info is not None else None)
-        if self.quiet is not None and soft is not None and info.proven == 0 and not (stop and stop.is_set()):
-            info = _quiet_search(self, board, info, stats, t0, soft, restrict, stop, progress if on_info else None)
+            info = _checked_search(self, board, info, stats, t0, soft, restrict, stop, resume, report)
+        if self.quiet is not None and soft is not None and info.proven == 0:
+            info = _quiet_search(self, board, info, stats, t0, soft, restrict, stop, report, not (check or visits))
         if not board.is_empty(info.move):
             raise AssertionError("search produced an occupied square")  # never expected
         return done(info)
@@ -580,7 +579,8 @@ RESUME_MIN_MS = 15.0
 
 
 class Quiet(NamedTuple):
-    """The quiet-move preference's settings (``PYGOMOKU_QUIET``, off by default; :func:`_quiet_choice`)."""
+    """The quiet-move preference's settings (``PYGOMOKU_QUIET``, on by default since session 37;
+    :func:`_quiet_choice`)."""
     depth: int = 20           # the opponent's VCT search after a candidate: VCT depth
     nodes: int = 3000         # ... and attacker nodes
     moves: int = 4            # the search's first candidates looked at
@@ -690,13 +690,13 @@ def _defence_levels(text: str) -> Tuple[Tuple[int, int, float, float], ...]:
 
 
 def _quiet(text: str) -> Optional[Quiet]:
-    """``PYGOMOKU_QUIET``: "" or "0" is off (None), "1" :data:`QUIET_SEARCH`, "DEPTH,NODES", or
+    """``PYGOMOKU_QUIET``: "0" is off (None), "" (unset) or "1" :data:`QUIET_SEARCH`, "DEPTH,NODES", or
     ``field=value`` pairs of :class:`Quiet` separated by commas (the others keep their defaults),
     e.g. ``moves=6,share=0.1``."""
     t = text.strip()
-    if t in ("", "0"):
+    if t == "0":
         return None
-    if t == "1":
+    if t in ("", "1"):
         return QUIET_SEARCH
     form = ("expected 0, 1, DEPTH,NODES or FIELD=VALUE,... with fields " + ", ".join(Quiet._fields))
     items = [x.strip() for x in t.split(",")]
@@ -842,17 +842,22 @@ def _quiet_choice(board: Board, info: SearchInfo, deadline: float,
 
 def _quiet_search(p: Player, board: Board, info: SearchInfo, stats: SearchStats, t0: float, soft: float,
                   restrict: Optional[List[int]], stop: Optional[threading.Event],
-                  progress: Optional[Callable[[MCTS, SearchStats], None]]) -> SearchInfo:
+                  progress: Optional[Callable[[MCTS, SearchStats], None]], resume: bool) -> SearchInfo:
     """The quiet-move preference (:func:`_quiet_choice`, ``p.quiet``) after the search of ``p``, which
-    stopped early to leave it its time (ms from ``t0``, soft budget ``soft``). When it keeps the
-    search's own move, the search goes on (the same tree) with the time left, if that is
-    :data:`RESUME_MIN_MS` or more, and its choice then stands: the time kept for a change that did
-    not come is not lost. ``stats`` gets the resumed search's counters."""
+    stopped early to leave it its time (ms from ``t0``, soft budget ``soft``); nothing once ``stop``
+    is set. When it keeps the search's own move (its most visited: not a move the check under
+    threat chose instead) and ``resume`` (False under threat, where a resumed search's new choice would
+    go unchecked, and with a visit limit, which a resumed search would pass), the search goes on (the
+    same tree) with the time left, if that is :data:`RESUME_MIN_MS` or more, and its choice then
+    stands: the time kept for a change that did not come is not lost. ``stats`` gets the resumed
+    search's counters."""
     assert p.quiet is not None
+    if stop is not None and stop.is_set():
+        return info
     end = t0 + soft / 1000.0
     chosen = _quiet_choice(board, info, end, p.quiet)
-    if chosen.move != info.move or end - time.perf_counter() < RESUME_MIN_MS / 1000.0 or \
-            (stop is not None and stop.is_set()):
+    if chosen.move != info.move or not resume or not info.candidates or info.move != info.candidates[0].move \
+            or end - time.perf_counter() < RESUME_MIN_MS / 1000.0 or (stop is not None and stop.is_set()):
         return chosen
     stats.absorb(p.mcts.search(board, deadline=end, stop=stop, progress=progress, restrict=restrict))
     return p._info(p.mcts, stats, board, t0, final=True)

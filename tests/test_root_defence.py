@@ -430,10 +430,10 @@ def test_the_quiet_preference_takes_a_strong_candidate_proven_quiet() -> None:
     assert b.moves == before
 
 
-def test_the_quiet_switch_is_off_unless_set(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_quiet_switch_is_on_unless_0(monkeypatch: pytest.MonkeyPatch) -> None:
     from gomoku_ai import checks
     from gomoku_ai import player as P
-    for text, want in (("", None), ("0", None), ("1", P.QUIET_SEARCH), ("7,500", P.Quiet(7, 500)),
+    for text, want in (("", P.QUIET_SEARCH), ("0", None), ("1", P.QUIET_SEARCH), ("7,500", P.Quiet(7, 500)),
                        ("moves=6", P.Quiet(moves=6)), ("nodes=5000, depth=9", P.Quiet(9, 5000)),
                        ("share=0.1,time_share=0.2,cap_ms=150", P.Quiet(share=0.1, time_share=0.2, cap_ms=150.0))):
         monkeypatch.setenv("PYGOMOKU_QUIET", text)
@@ -500,3 +500,30 @@ def test_the_quiet_search_goes_on_when_it_keeps_the_move(monkeypatch: pytest.Mon
             assert len(deadlines) == 2 and deadlines[1] - deadlines[0] == pytest.approx(0.04, abs=0.005)
             assert deadlines[1] - t0 == pytest.approx(0.4, abs=0.02) and info.move == info.candidates[0].move
         assert len(b.moves) == 5
+
+
+def test_the_quiet_search_does_not_go_on_after_a_checked_move_or_when_told_not_to(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``_quiet_search`` resumes the search only when the move it keeps is the tree's most visited
+    (not one the check under threat chose instead: a resumed search would give the refuted move
+    back) and ``resume`` is set (``think`` clears it under threat and with a visit limit)."""
+    from gomoku_ai import player as P
+    from gomoku_ai.mcts import SearchStats
+    monkeypatch.setenv("PYGOMOKU_QUIET", "0")
+    b = Board(15)
+    for name in ("h8", "i9", "h9", "h10", "g10"):
+        b.push(b.parse(name))
+    p = Player()
+    info = p.think(b, Limit(soft_ms=300, hard_ms=300))
+    assert info.move == info.candidates[0].move and len(info.candidates) >= 2
+    p.quiet = P.QUIET_SEARCH
+    calls: List[Any] = []
+    monkeypatch.setattr(p.mcts, "search", lambda *a, **k: calls.append(k) or SearchStats())
+    monkeypatch.setattr(P, "_quiet_choice", lambda board, info, end, quiet: info)
+    t0 = time.perf_counter()
+    checked = P._play_candidate(info, info.candidates[1])
+    assert P._quiet_search(p, b, checked, SearchStats(), t0, 400.0, None, None, None, True) is checked
+    assert P._quiet_search(p, b, info, SearchStats(), t0, 400.0, None, None, None, False) is info
+    assert not calls
+    P._quiet_search(p, b, info, SearchStats(), t0, 400.0, None, None, None, True)
+    assert len(calls) == 1 and calls[0]["deadline"] == pytest.approx(t0 + 0.4)
