@@ -131,7 +131,8 @@ def test_player_plays_the_defence_that_also_stops_the_vct(name: str, text: str, 
 
 
 def test_the_old_root_is_kept_behind_the_switch(monkeypatch: pytest.MonkeyPatch) -> None:
-    """PYGOMOKU_VCT_FILTER=0 (A/B matches) restricts the root to the VCF defences alone."""
+    """PYGOMOKU_VCT_FILTER=0 (A/B matches) restricts the root to the VCF defences alone (the search
+    resumed after the quiet-move preference keeps that restriction)."""
     name, text, to_move, good, bad = CASES[2]
     monkeypatch.setenv("PYGOMOKU_VCT_FILTER", "0")
     p = Player()
@@ -146,7 +147,7 @@ def test_the_old_root_is_kept_behind_the_switch(monkeypatch: pytest.MonkeyPatch)
     p.mcts.search = spy  # type: ignore[method-assign]
     b = board_of(text, to_move)
     p.think(b, Limit(soft_ms=500, hard_ms=1000))
-    assert seen == [sorted(T.find_vcf_defences(b) or [])] and len(seen[0]) == 3
+    assert seen and all(s == sorted(T.find_vcf_defences(b) or []) for s in seen) and len(seen[0]) == 3
 
 
 def _info(b: Board, names: List[str]) -> SearchInfo:
@@ -325,6 +326,7 @@ def test_a_quick_check_of_the_choice_lets_the_search_go_on(monkeypatch: pytest.M
     # Black's open three: White must stop it at e8 or i8 (both hold), so the root keeps two moves
     text = "\n".join(["." * 15] * 6 + ["......O........", ".....XXX.......", "......O........"] +
                       ["." * 15] * 6)
+    monkeypatch.setenv("PYGOMOKU_QUIET", "0")        # its time share would move the deadlines
     for switch, change, calls in (("1", False, 2), ("1", True, 1), ("0", False, 1)):
         monkeypatch.setenv("PYGOMOKU_CHECK_RESUME", switch)
         p = Player()
