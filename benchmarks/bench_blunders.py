@@ -53,7 +53,7 @@ def main() -> int:
         positions = positions[:a.limit]
     if not positions:
         ap.error(f"{path}: no positions")
-    boards = {(p.board().width, p.board().height, p.rule) for p in positions}
+    boards = {(b.width, b.height, b.rule) for b in (p.board() for p in positions)}
     if len(boards) != 1:
         ap.error(f"{path}: positions of more than one board size or rule: {sorted(map(str, boards))}")
     width, height, rule = boards.pop()

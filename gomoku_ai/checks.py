@@ -15,14 +15,14 @@ import enum
 import math
 import numbers
 import re
-from typing import Any, Callable, Iterable, NoReturn, Type, TypeVar
+from typing import Any, Callable, Dict, Iterable, NoReturn, Type, TypeVar
 
 from .board import MAX_SIZE, MIN_SIZE
 from .rules import Rule
 
 __all__ = ["ConfigError", "StrKind", "at_least", "board_fields", "check_mcts_config", "device", "fail", "finite",
-           "fraction", "in_open_range", "in_range", "non_negative", "one_of", "parse_kind", "positive", "require",
-           "rule_name"]
+           "field_values", "fraction", "in_open_range", "in_range", "non_negative", "one_of", "parse_kind",
+           "positive", "require", "rule_name"]
 
 K = TypeVar("K", bound="StrKind")
 
@@ -51,6 +51,33 @@ def parse_kind(kind: Type[K], value: object, what: str) -> K:
     except ValueError:
         choices = ", ".join(repr(m.value) for m in kind)
         raise ConfigError(f"{what} must be one of {choices}, got {value!r}") from None
+
+
+def field_values(text: str, kinds: Dict[str, type], switch: str) -> Dict[str, Any]:
+    """Parse ``"a=1.2,b=3"`` (an A/B switch's text, ``switch`` its name) into values of the fields
+    ``kinds`` (name -> type; bool takes 0/1, true/false). An unknown field, an item without ``=``, a
+    field given twice or a value of the wrong type is a :class:`ConfigError` naming it; empty items
+    are skipped. Ranges are the caller's to check."""
+    out: Dict[str, Any] = {}
+    for item in (t.strip() for t in text.split(",")):
+        if not item:
+            continue
+        name, eq, raw = (s.strip() for s in item.partition("="))
+        if not eq or name not in kinds:
+            raise ConfigError(f"{switch}: {item!r}: expected FIELD=VALUE with FIELD one of {', '.join(sorted(kinds))}")
+        if name in out:
+            raise ConfigError(f"{switch}: {name} is given twice")
+        kind = kinds[name]
+        try:
+            if kind is bool:
+                if raw.lower() not in ("0", "1", "true", "false"):
+                    raise ValueError(raw)
+                out[name] = raw.lower() in ("1", "true")
+            else:
+                out[name] = kind(raw)
+        except ValueError:
+            raise ConfigError(f"{switch}: {name}={raw!r} is not of type {kind.__name__}") from None
+    return out
 
 
 def fail(obj: object, name: str, rule: str) -> NoReturn:

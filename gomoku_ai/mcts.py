@@ -302,27 +302,7 @@ def config_overrides(text: str) -> Dict[str, Any]:
     config is built (``dataclasses.replace``)."""
     kinds = {f.name: type(getattr(MCTSConfig(), f.name)) for f in dataclasses.fields(MCTSConfig)}
     kinds["leaf_vcf_nodes"] = int       # None by default (leaf_vcf_budget); set, a count
-    out: Dict[str, Any] = {}
-    for item in (t.strip() for t in text.split(",")):
-        if not item:
-            continue
-        name, eq, raw = (s.strip() for s in item.partition("="))
-        if not eq or name not in kinds:
-            raise checks.ConfigError(f"PYGOMOKU_MCTS: {item!r}: expected FIELD=VALUE with FIELD one of "
-                                     f"{', '.join(sorted(kinds))}")
-        if name in out:
-            raise checks.ConfigError(f"PYGOMOKU_MCTS: {name} is given twice")
-        kind = kinds[name]
-        try:
-            if kind is bool:
-                if raw.lower() not in ("0", "1", "true", "false"):
-                    raise ValueError(raw)
-                out[name] = raw.lower() in ("1", "true")
-            else:
-                out[name] = kind(raw)
-        except ValueError:
-            raise checks.ConfigError(f"PYGOMOKU_MCTS: {name}={raw!r} is not of type {kind.__name__}") from None
-    return out
+    return checks.field_values(text, kinds, "PYGOMOKU_MCTS")
 
 
 def with_overrides(cfg: MCTSConfig, text: str) -> MCTSConfig:

@@ -698,22 +698,11 @@ def _quiet(text: str) -> Optional[Quiet]:
         return None
     if t in ("", "1"):
         return QUIET_SEARCH
-    form = ("expected 0, 1, DEPTH,NODES or FIELD=VALUE,... with fields " + ", ".join(Quiet._fields))
-    items = [x.strip() for x in t.split(",")]
     if "=" not in t:
-        if len(items) != 2:
-            raise checks.ConfigError(f"PYGOMOKU_QUIET={text!r}: {form}")
-        items = [f"depth={items[0]}", f"nodes={items[1]}"]
-    q = QUIET_SEARCH
-    for item in items:
-        key, _, value = item.partition("=")
-        key = key.strip()
-        if key not in Quiet._fields:
-            raise checks.ConfigError(f"PYGOMOKU_QUIET={text!r}: {key!r} is not a field; {form}")
-        try:
-            q = q._replace(**{key: type(getattr(QUIET_SEARCH, key))(value)})
-        except ValueError:
-            raise checks.ConfigError(f"PYGOMOKU_QUIET={text!r}: {key}={value!r} is not a number") from None
+        depth, nodes = _threat_search(t, "PYGOMOKU_QUIET", (QUIET_SEARCH.depth, QUIET_SEARCH.nodes))
+        return QUIET_SEARCH._replace(depth=depth, nodes=nodes)
+    kinds = {name: type(value) for name, value in QUIET_SEARCH._asdict().items()}
+    q = QUIET_SEARCH._replace(**checks.field_values(t, kinds, "PYGOMOKU_QUIET"))
     if min(q.depth, q.nodes, q.moves) < 1 or q.cap_ms < 0 or not (0.0 <= q.share < 1.0 and 0.0 <= q.time_share < 1.0):
         raise checks.ConfigError(f"PYGOMOKU_QUIET={text!r}: out of range (depth, nodes, moves >= 1; "
                                  "cap_ms >= 0; shares in [0, 1))")
@@ -759,9 +748,7 @@ def _checked_search(p: Player, board: Board, info: SearchInfo, stats: SearchStat
         end = t0 + soft / 1000.0 - max(2.0 * (now - t_check), RESUME_KEEP_MS / 1000.0)
         if end - now < RESUME_MIN_MS / 1000.0:
             return checked
-        more = p.mcts.search(board, deadline=end, stop=stop, progress=progress, restrict=restrict)
-        stats.absorb(more)
-        info = p._info(p.mcts, stats, board, t0, final=True)
+        info = _resumed(p, board, stats, t0, end, restrict, stop, progress)
         if info.proven != 0:
             return info
 
@@ -859,6 +846,14 @@ def _quiet_search(p: Player, board: Board, info: SearchInfo, stats: SearchStats,
     if chosen.move != info.move or not resume or not info.candidates or info.move != info.candidates[0].move \
             or end - time.perf_counter() < RESUME_MIN_MS / 1000.0 or (stop is not None and stop.is_set()):
         return chosen
+    return _resumed(p, board, stats, t0, end, restrict, stop, progress)
+
+
+def _resumed(p: Player, board: Board, stats: SearchStats, t0: float, end: float,
+             restrict: Optional[List[int]], stop: Optional[threading.Event],
+             progress: Optional[Callable[[MCTS, SearchStats], None]]) -> SearchInfo:
+    """The search of ``p`` gone on (the same tree) until ``end`` (perf_counter seconds), its counters
+    added to ``stats``: its choice then (``t0``: the move's start)."""
     stats.absorb(p.mcts.search(board, deadline=end, stop=stop, progress=progress, restrict=restrict))
     return p._info(p.mcts, stats, board, t0, final=True)
 
