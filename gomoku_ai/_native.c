@@ -1045,23 +1045,31 @@ static void vfirst(int *moves, int n, int m) {
 
 static int vdefend(VCT *v, int depth, int *out);
 
-/* _VCT._attack: attacker to move. The winning line's length written to out, 0, or VCT_ABORT. */
-static int vattack(VCT *v, int depth, int *out) {
+/* The tests of an attacker node (attacker to move) before its threats are tried: VCT_ABORT; 0, no
+ * win (the defender has two five-points, or no depth is left: a cut); 1, a win (its line, of
+ * length *len, written to out: a five or a VCF); 2, go on: *block is the defender's five-point the
+ * attacker must take, or -1. */
+static int or_node(VCT *v, int depth, int *out, int *len, int *block) {
     if (vtick(v)) return VCT_ABORT;
     int fp[2][MAX_CELLS], nfp[2];
     vfive_points(v, fp, nfp);
-    if (nfp[v->att - 1]) { out[0] = fp[v->att - 1][0]; return 1; }
-    int nd = nfp[v->dfn - 1], *D = fp[v->dfn - 1];
+    if (nfp[v->att - 1]) { out[0] = fp[v->att - 1][0]; *len = 1; return 1; }
+    int nd = nfp[v->dfn - 1];
     if (nd >= 2) return 0;
-    int ab, len = vvcf(v, out, &ab);
-    if (len != 0) return len;
+    int ab;
+    *len = vvcf(v, out, &ab);
+    if (*len < 0) return VCT_ABORT;
+    if (*len > 0) return 1;
     if (depth <= 0) { v->cut++; return 0; }
-    uint64_t h = vkey(v);
-    long long known;
-    if (map_get(&v->tt, h, &known) && known >= depth) return 0;
-    long long cut0 = v->cut;
-    int cands[MAX_CELLS], nc = 0;
-    if (nd) cands[nc++] = D[0];
+    *block = nd ? fp[v->dfn - 1][0] : -1;
+    return 2;
+}
+
+/* The attacker's candidates at a node that goes on: the block, or its threats (vct._threats, at
+ * most max_threats of them), the hint first. Their number, or VCT_ABORT. */
+static int attacker_cands(VCT *v, int block, int *cands) {
+    int nc = 0;
+    if (block >= 0) cands[nc++] = block;
     else {
         static int rows[MAX_CELLS][3];
         int nr = threat_rows(v->s, v->att, rows);
@@ -1070,6 +1078,21 @@ static int vattack(VCT *v, int depth, int *out) {
     int hint = vhint(v, v->hatt);
     if (hint == -2) return VCT_ABORT;
     vfirst(cands, nc, hint);
+    return nc;
+}
+
+/* _VCT._attack: attacker to move. The winning line's length written to out, 0, or VCT_ABORT. */
+static int vattack(VCT *v, int depth, int *out) {
+    int len = 0, block = -1;
+    int rc = or_node(v, depth, out, &len, &block);
+    if (rc != 2) return rc == 1 ? len : rc;
+    uint64_t h = vkey(v);
+    long long known;
+    if (map_get(&v->tt, h, &known) && known >= depth) return 0;
+    long long cut0 = v->cut;
+    int cands[MAX_CELLS];
+    int nc = attacker_cands(v, block, cands);
+    if (nc < 0) return VCT_ABORT;
     for (int i = 0; i < nc; i++) {
         int m = cands[i];
         vput(v, m, v->att);
@@ -1117,16 +1140,64 @@ static int vreplay(VCT *v, const int *threat, int tl, int r, int *out) {
     return len;
 }
 
-/* _VCT._defend: defender to move after an attacker move. The attacker's winning line from here
- * written to out (its length), 0, or VCT_ABORT. */
-static int vdefend(VCT *v, int depth, int *out) {
+/* The squares where a c stone would turn a block of the VCF line[0..tl) (the odd indices, marked
+ * st in blk) into a counter-four (tactics._reply_zone): the empty squares, other than blocks, of
+ * the n-windows through a block with no stone of the other colour or WALL and at least n - 2
+ * stones of c, the line's blocks counted as c. Those not yet marked st in mark are marked and
+ * appended to cand (ncand of them so far); returns the new count. */
+static int counter_squares(const Search *s, const int *line, int tl, int c, const unsigned *blk,
+                           unsigned st, unsigned *mark, int *cand, int ncand) {
+    int n = s->n, other = 3 - c;
+    const unsigned char *b = s->cell;
+    for (int i = 1; i < tl; i += 2) {
+        int r = line[i];
+        for (int d = 0; d < 4; d++) {
+            int step = s->dirs[d], cell[2 * 8 - 1], own[2 * 8 - 1], wall = 0, k;
+            for (k = 0; k < n - 1; k++) {        /* everything past the first WALL is WALL */
+                int q = r - (k + 1) * step;
+                if (!wall && b[q] == WALL) wall = 1;
+                cell[n - 2 - k] = wall ? -1 : q;
+            }
+            cell[n - 1] = r;
+            wall = 0;
+            for (k = 0; k < n - 1; k++) {
+                int q = r + (k + 1) * step;
+                if (!wall && b[q] == WALL) wall = 1;
+                cell[n + k] = wall ? -1 : q;
+            }
+            for (k = 0; k < 2 * n - 1; k++) {
+                int q = cell[k];
+                own[k] = q >= 0 && (b[q] == c || (b[q] == EMPTY && blk[q] == st));
+            }
+            for (int a = 0; a < n; a++) {        /* the windows [a, a + n) through the centre */
+                int cnt = 0, bad = 0;
+                for (k = a; k < a + n; k++) {
+                    if (cell[k] < 0 || b[cell[k]] == other) { bad = 1; break; }
+                    cnt += own[k];
+                }
+                if (bad || cnt < n - 2) continue;
+                for (k = a; k < a + n; k++) {
+                    int q = cell[k];
+                    if (b[q] == EMPTY && !own[k] && mark[q] != st) { mark[q] = st; cand[ncand++] = q; }
+                }
+            }
+        }
+    }
+    return ncand;
+}
+
+/* The tests of a defender node (after an attacker move): VCT_ABORT; 0, the attacker does not win
+ * here (the defender has a five-point, the move threatened nothing, or the defender may win first
+ * with its free move); 1, the attacker wins whatever the reply (its line, *len, written to out);
+ * 2, go on: the replies to try (*nrep of them, the hint first) and the threatened VCF (*tl moves,
+ * 0 after a four) that a reply must stop. */
+static int and_node(VCT *v, int *out, int *len, int *replies, int *nrep_out, int *threat, int *tl_out) {
     Search *s = v->s;
-    int fp[2][MAX_CELLS], nfp[2], replies[MAX_CELLS], nrep = 0;
-    int threat[VCT_LINE], tl = 0;
+    int fp[2][MAX_CELLS], nfp[2], nrep = 0, tl = 0;
     vfive_points(v, fp, nfp);
     if (nfp[v->dfn - 1]) return 0;                  /* the defender wins at once */
     int nf = nfp[v->att - 1], *F = fp[v->att - 1];
-    if (nf >= 2) { out[0] = F[0]; out[1] = F[1]; return 2; }
+    if (nf >= 2) { out[0] = F[0]; out[1] = F[1]; *len = 2; return 1; }
     if (nf == 1) replies[nrep++] = F[0];
     else {
         int ab;
@@ -1138,23 +1209,19 @@ static int vdefend(VCT *v, int depth, int *out) {
         int cl = vvcf(v, counter, &ab);
         if (cl < 0) return VCT_ABORT;
         if (cl > 0 || ab) return 0;                  /* the defender may win first */
-        /* every move that could stop the threatened VCF: the squares within n steps of its line
-         * (tactics._relevant) and the defender's fours; the threat's own squares first */
-        static unsigned mark[MAX_CELLS], stamp = 0;
-        if (++stamp == 0) { memset(mark, 0, sizeof(mark)); stamp = 1; }
+        /* every move that could stop the threatened VCF (tactics._reply_zone): its own squares,
+         * the squares that would turn one of its blocks into a counter-four, and the defender's
+         * fours; the threat's own squares first */
+        static unsigned mark[MAX_CELLS], blk[MAX_CELLS], stamp = 0;
+        if (++stamp == 0) { memset(mark, 0, sizeof(mark)); memset(blk, 0, sizeof(blk)); stamp = 1; }
         unsigned st = stamp;
-        static const int DX[4] = {1, 0, 1, -1}, DY[4] = {0, 1, 1, 1};
         int cand[MAX_CELLS], ncand = 0;
         for (int i = 0; i < tl; i++) {
-            int pi = threat[i] - s->off, x = pi % s->p, y = pi / s->p - 1;
-            for (int d = 0; d < 4; d++)
-                for (int k = -s->n; k <= s->n; k++) {
-                    int xx = x + k * DX[d], yy = y + k * DY[d];
-                    if (xx < 0 || xx >= s->w || yy < 0 || yy >= s->h) continue;
-                    int q = (yy + 1) * s->p + xx + s->off;
-                    if (s->cell[q] == EMPTY && mark[q] != st) { mark[q] = st; cand[ncand++] = q; }
-                }
+            int q = threat[i];
+            if (i & 1) blk[q] = st;
+            if (s->cell[q] == EMPTY && mark[q] != st) { mark[q] = st; cand[ncand++] = q; }
         }
+        ncand = counter_squares(s, threat, tl, v->dfn, blk, st, mark, cand, ncand);
         int sq[MAX_CELLS];
         int ns = window_squares(s, v->dfn, s->n - 2, sq, MAX_CELLS);
         for (int i = 0; i < ns; i++) {
@@ -1173,10 +1240,21 @@ static int vdefend(VCT *v, int depth, int *out) {
         qsort(cand, (size_t)ncand, sizeof(int), cmp_int);
         for (int i = 0; i < ncand; i++) if (mark[cand[i]] == st) replies[nrep++] = cand[i];
     }
-    uint64_t h = vkey(v);
     int hint = vhint(v, v->hdef);
     if (hint == -2) return VCT_ABORT;
     vfirst(replies, nrep, hint);
+    *nrep_out = nrep;
+    *tl_out = tl;
+    return 2;
+}
+
+/* _VCT._defend: defender to move after an attacker move. The attacker's winning line from here
+ * written to out (its length), 0, or VCT_ABORT. */
+static int vdefend(VCT *v, int depth, int *out) {
+    int replies[MAX_CELLS], nrep = 0, threat[VCT_LINE], tl = 0, len = 0;
+    int rc = and_node(v, out, &len, replies, &nrep, threat, &tl);
+    if (rc != 2) return rc == 1 ? len : rc;
+    uint64_t h = vkey(v);
     int first = 0, scratch[VCT_LINE];
     for (int i = 0; i < nrep; i++) {
         int r = replies[i], *dst = first ? scratch : out + 1;

@@ -1026,6 +1026,37 @@ def _relevant(ctx: _Ctx, line: Iterable[int]) -> Set[int]:
     return out
 
 
+def _reply_zone(ctx: _Ctx, line: Sequence[int], dfn: int) -> Set[int]:
+    """The squares where a ``dfn`` stone can break the VCF ``line`` (attacker moves at even
+    indices, the defender's forced blocks at odd ones; found from this position as if the defender
+    passed). Freestyle and exact five only. A defender stone breaks a VCF only by occupying one of
+    its squares (every empty square of a four's window is a later attacker move or the five-point,
+    so all lie on the line), by making a four itself (the caller adds the defender's fours) or by
+    turning a forced block into a counter-four: the empty squares of the n-windows through a
+    block that hold no attacker stone and, counting the line's blocks as defender stones, at least
+    n - 2 defender stones. Everything else leaves the line winning, so a VCT search may skip it (a
+    subset of :func:`_relevant`'s squares)."""
+    buf, pad, geo, n = ctx.buf, ctx.pad, ctx.geo, ctx.n
+    out: Set[int] = {m for m in line if buf[pad[m]] == EMPTY}
+    blocks = set(line[1::2])
+    att = opponent(dfn)
+    for r in blocks:
+        for d in range(4):
+            lo, hi, step, pre, post = geo.seg[d][r]
+            cells = pre + buf[lo:hi:step] + post
+            fd = geo.fd[d]
+            own = [c == dfn or (c == EMPTY and r + (i - n) * fd in blocks)
+                   for i, c in enumerate(cells)]
+            for a in range(1, n + 1):           # the windows [a, a + n) through the centre n
+                win = cells[a:a + n]
+                if att in win or WALL in win or sum(own[a:a + n]) < n - 2:
+                    continue
+                for i in range(a, a + n):
+                    if cells[i] == EMPTY and not own[i]:
+                        out.add(r + (i - n) * fd)
+    return out
+
+
 def find_vcf_defences(board: Board, threat_line: Optional[Sequence[int]] = None,
                       node_limit: int = 5000, deadline: Optional[float] = None,
                       max_depth: int = 40) -> Optional[List[int]]:

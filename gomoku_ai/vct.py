@@ -68,7 +68,7 @@ from . import native
 from .board import Board
 from .rules import BLACK, EMPTY, WHITE, Rule, opponent
 from .tactics import (_INF_DEPTH, _blocks, _Ctx, _defences, _five_points, _four_moves,
-                      _relevant, _vcf_in, _window_squares)
+                      _relevant, _reply_zone, _vcf_in, _window_squares)
 
 __all__ = ["VCTResult", "Hints", "vct_search", "find_vct", "vct_defences", "defence_candidates",
            "safe_moves", "SafeMoves", "threat_moves", "Position", "read_positions"]
@@ -341,7 +341,9 @@ class _VCT:
                 # its line and the defender's fours); the attack nodes below refute the others
                 # with one VCF search each, cheaper than verifying them here
                 me = self.dfn
-                cand = _relevant(ctx, threat) | {f.move for f in _four_moves(ctx, me, False)}
+                zone = _relevant(ctx, threat) if ctx.renju or ctx.caro else \
+                    _reply_zone(ctx, threat, me)
+                cand = zone | {f.move for f in _four_moves(ctx, me, False)}
                 if self.dfn_forbid:
                     cand = {c for c in cand if not ctx.forbidden(c)}
                 near = [m for m in threat if m in cand]

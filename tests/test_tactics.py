@@ -1142,3 +1142,63 @@ def test_stones_key_ignores_the_turn_and_follows_the_stones() -> None:
     assert [a[m] for m in range(225)] == [c[m] for m in range(225)]
     assert a.stones_key == c.stones_key
     assert a.side_to_move == c.side_to_move == WHITE and a.hash == c.hash
+
+
+def _threat_lines():
+    """(board with the defender to move, the attacker's VCF as if the defender passed) from the
+    VCT set and both blunder sets: the positions where that VCF exists."""
+    from pathlib import Path
+    from gomoku_ai.vct import read_positions
+    data = Path(__file__).resolve().parents[1] / "benchmarks" / "data"
+    for name in ("vct_positions.txt", "blunder_positions.txt", "blunder_positions_20.txt"):
+        for p in read_positions(data / name):
+            b = p.board()
+            for m in sorted(p.loses) or [None]:
+                if m is not None:
+                    b.push(m)       # the move that lost: the opponent now threatens
+                b.pass_turn()
+                line = T.find_vcf(b, node_limit=20000)
+                b.pass_turn()
+                if line is not None and len(line) >= 3:
+                    yield b.copy(), line
+                if m is not None:
+                    b.pop()
+
+
+def test_a_reply_outside_the_zone_leaves_the_threat_winning() -> None:
+    """``_reply_zone`` (the defender replies a VCT search tries against a threatened VCF) is sound:
+    a defender stone outside it that makes no four leaves the same line a forced win (replayed
+    by the brute-force ``check_forced_win``), tried on the squares near the line (``_relevant``'s,
+    where a stone could matter at all). And the squares it adds beside the line's own (those that
+    turn a block into a counter-four) are needed: on some position one of them breaks the line."""
+    outside_checked = counters_breaking = lines = 0
+    for b, line in _threat_lines():
+        lines += 1
+        ctx = T._Ctx(b)
+        dfn = b.side_to_move
+        zone = T._reply_zone(ctx, line, dfn)
+        near = T._relevant(ctx, line)
+        assert zone <= near
+        fours = {f.move for f in T._four_moves(ctx, dfn, False)}
+        b.pass_turn()                   # the attacker to move, as the line was found
+        try:
+            for q in sorted(near - zone - fours)[::2]:
+                b.pass_turn()
+                b.push(q)
+                check_forced_win(b, line)
+                b.pop()
+                b.pass_turn()
+                outside_checked += 1
+            for q in sorted(zone - set(line) - fours):
+                b.pass_turn()
+                b.push(q)
+                try:
+                    check_forced_win(b, line)
+                except AssertionError:
+                    counters_breaking += 1
+                b.pop()
+                b.pass_turn()
+        finally:
+            b.pass_turn()
+    assert lines >= 30 and outside_checked >= 800, (lines, outside_checked)
+    assert counters_breaking > 0

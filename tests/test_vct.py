@@ -325,8 +325,10 @@ def test_replaying_the_threat_is_sound_and_saves_vcf_nodes(monkeypatch: pytest.M
     """A defender's reply to a three is first met by replaying the VCF the three threatened
     (``REPLAY_THREAT``). Every line the replay gives is a VCF after the reply (checked by
     ``is_vcf_line``); on 30 of the set's positions (wins, and the opponent's threat as if passed
-    in the defence ones) it answers most replies and finds the same wins at the same
-    attacker-node limit (a replay counts as the attacker node it saves), with fewer VCF nodes."""
+    in the defence ones) it answers some replies and finds the same wins at the same
+    attacker-node limit (a replay counts as the attacker node it saves), with fewer VCF nodes.
+    (Since the replies are only the squares that may break the line, ``_reply_zone``, few of them
+    leave it whole: the counter-four squares that do not, and the defender's fours.)"""
     seen = _replays_checked(monkeypatch)
     ps = _set()[:30]
 
@@ -346,7 +348,7 @@ def test_replaying_the_threat_is_sound_and_saves_vcf_nodes(monkeypatch: pytest.M
     assert seen == [0, 0]
     monkeypatch.setattr(V, "REPLAY_THREAT", True)
     with_replay, with_nodes = run_all()
-    assert seen[0] > seen[1] // 2 > 0, seen
+    assert seen[1] > seen[0] > 0, seen
     assert with_replay == without and any(without)
     assert with_nodes < without_nodes, (with_nodes, without_nodes)
 
