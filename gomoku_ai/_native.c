@@ -33,6 +33,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <limits.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
@@ -1272,21 +1273,159 @@ static int vdefend(VCT *v, int depth, int *out) {
     return first;
 }
 
+/* ---------------------------------------------------------------------------------------------
+ * The same AND/OR tree searched by depth-first proof-number search (df-pn; vct.PN_VCT): nodes and
+ * their tests as above (or_node, attacker_cands, and_node), but the next node to expand is the
+ * most proving one (the attacker move closest to a proof, the defender reply closest to a
+ * disproof) rather than the next one in depth-first order, so effort goes where a proof is
+ * nearest. Each node's proof and disproof numbers live in v->tt by position: a position fixes the
+ * number of attacker moves made, so the depth left is the same wherever it is met. No iterative
+ * deepening of the depth, but a few caps (1, 2, 3, 5, 8, 12, then max_depth), each a fresh search
+ * as long as one was cut (a node past the cap is disproved): short wins are found first. The
+ * move-ordering hints are read as by the other search and written for each decided node (the
+ * attacker move that proves it, the reply that disproves it). */
+
+#define PN_INF 0x1fffffff           /* 29 bits: a proof (pn 0) or a disproof (dn 0) */
+
+static uint32_t pn_sum(uint32_t a, uint32_t b) { uint32_t t = a + b; return t >= PN_INF ? PN_INF : t; }
+
+/* Store a node's numbers; 0, or VCT_ABORT when out of memory. */
+static int pn_store(VCT *v, uint64_t key, uint32_t pn, uint32_t dn) {
+    if (map_put(&v->tt, key, ((long long)pn << 29) | dn)) { PyErr_NoMemory(); return vfail(v); }
+    return 0;
+}
+
+/* A position's numbers: stored, or 1 and 1 for one not yet searched. */
+static void pn_load(const VCT *v, uint64_t key, uint32_t *pn, uint32_t *dn) {
+    long long e;
+    if (map_get(&v->tt, key, &e)) { *pn = (uint32_t)(e >> 29); *dn = (uint32_t)(e & PN_INF); }
+    else { *pn = 1; *dn = 1; }
+}
+
+/* The moves of a node that goes on (attacker: its candidates; defender: its replies), their count
+ * (0 when the node is decided, *pn and *dn then set), or VCT_ABORT. line: a buffer of VCT_LINE. */
+static int pn_children(VCT *v, int attacker, int depth, int *kids, int *line, int *len,
+                       uint32_t *pn, uint32_t *dn) {
+    int rc, nk = 0;
+    if (attacker) {
+        int block = -1;
+        rc = or_node(v, depth, line, len, &block);
+        if (rc == 2) {
+            nk = attacker_cands(v, block, kids);
+            if (nk < 0) return VCT_ABORT;
+            if (nk == 0) rc = 0;
+        }
+    } else {
+        int threat[VCT_LINE], tl = 0;
+        rc = and_node(v, line, len, kids, &nk, threat, &tl);
+        if (rc == 2 && nk == 0) rc = 0;               /* (as vdefend: no reply, no line) */
+    }
+    if (rc < 0) return VCT_ABORT;
+    if (rc != 2) { *pn = rc == 1 ? 0 : PN_INF; *dn = rc == 1 ? PN_INF : 0; return 0; }
+    return nk;
+}
+
+/* Expand the node (attacker to move when attacker; depth: attacker moves left) until its proof
+ * number reaches thpn or its disproof number thdn, or it is decided. 0, or VCT_ABORT. */
+static int pn_mid(VCT *v, int attacker, int depth, uint32_t thpn, uint32_t thdn) {
+    uint64_t h = vkey(v);
+    int kids[MAX_CELLS], line[VCT_LINE], len = 0;
+    uint32_t pn, dn;
+    int nk = pn_children(v, attacker, depth, kids, line, &len, &pn, &dn);
+    if (nk <= 0) return nk < 0 ? VCT_ABORT : pn_store(v, h, pn, dn);
+    int c = attacker ? v->att : v->dfn, sub_depth = attacker ? depth - 1 : depth;
+    uint64_t keys[MAX_CELLS];
+    for (int i = 0; i < nk; i++) { vput(v, kids[i], c); keys[i] = vkey(v); vdel(v, kids[i]); }
+    for (;;) {
+        /* attacker: pn the least of the children's, dn their sum; defender: the other way */
+        uint32_t least = PN_INF + 1, second = PN_INF, sum = 0, cp = 0, cd = 0;
+        int best = 0;
+        for (int i = 0; i < nk; i++) {
+            uint32_t p, d;
+            pn_load(v, keys[i], &p, &d);
+            uint32_t mine = attacker ? p : d, other = attacker ? d : p;
+            sum = pn_sum(sum, other);
+            if (mine < least) { second = least; least = mine; best = i; cp = p; cd = d; }
+            else if (mine < second) second = mine;
+        }
+        if (second > PN_INF) second = PN_INF;
+        pn = attacker ? least : sum;
+        dn = attacker ? sum : least;
+        if (least == 0                                 /* decided by kids[best]: a hint */
+            && vset_hint(v, attacker ? v->hatt : v->hdef, h ^ v->root, kids[best])) return VCT_ABORT;
+        if (pn == 0 || dn == 0 || pn >= thpn || dn >= thdn) return pn_store(v, h, pn, dn);
+        /* the child's thresholds: its own number may grow to just past the second best (by a
+         * quarter more, to switch less often); the other number takes the parent's slack */
+        uint64_t grow = (uint64_t)second + second / 4 + 1;
+        uint32_t near = grow < PN_INF ? (uint32_t)grow : PN_INF;
+        uint32_t tp, td;
+        if (attacker) {
+            tp = thpn < near ? thpn : near;
+            td = thdn >= PN_INF ? PN_INF : (uint32_t)((uint64_t)thdn - dn + cd);
+        } else {
+            td = thdn < near ? thdn : near;
+            tp = thpn >= PN_INF ? PN_INF : (uint32_t)((uint64_t)thpn - pn + cp);
+        }
+        vput(v, kids[best], c);
+        int rc = pn_mid(v, !attacker, sub_depth, tp, td);
+        vdel(v, kids[best]);
+        if (rc < 0) return VCT_ABORT;
+    }
+}
+
+/* The line of a proved node, from the proved children in v->tt: its length written to out, 0 when
+ * a child's proof is missing (it never is), or VCT_ABORT. */
+static int pn_line(VCT *v, int attacker, int depth, int *out, int room) {
+    int kids[MAX_CELLS], len = 0;
+    uint32_t pn, dn;
+    if (room < 96) return 0;                          /* (a VCF line is at most 83 moves) */
+    int nk = pn_children(v, attacker, depth, kids, out, &len, &pn, &dn);
+    if (nk < 0) return VCT_ABORT;
+    if (nk == 0) return pn == 0 ? len : 0;
+    int c = attacker ? v->att : v->dfn;
+    for (int i = 0; i < nk; i++) {
+        vput(v, kids[i], c);
+        pn_load(v, vkey(v), &pn, &dn);
+        int sub = pn == 0 ? pn_line(v, !attacker, attacker ? depth - 1 : depth, out + 1, room - 1) : 0;
+        vdel(v, kids[i]);
+        if (sub < 0) return VCT_ABORT;
+        if (sub > 0) { out[0] = kids[i]; return sub + 1; }
+        if (!attacker) return 0;                        /* every reply is proved, the first too */
+    }
+    return 0;
+}
+
+/* The df-pn search from v's root: the line's length written to line (0: none), or VCT_ABORT. */
+static int pn_root(VCT *v, int max_depth, int *line, int room) {
+    if (pn_mid(v, 1, max_depth, PN_INF, PN_INF) < 0) return VCT_ABORT;
+    uint32_t pn, dn;
+    pn_load(v, vkey(v), &pn, &dn);
+    if (pn != 0) return 0;
+    long long limit = v->node_limit;
+    double deadline = v->deadline;
+    v->node_limit = LLONG_MAX; v->deadline = 0;     /* the proof is there: read it whatever the limits */
+    int len = pn_line(v, 1, max_depth, line, room);
+    v->node_limit = limit; v->deadline = deadline;
+    return len;
+}
+
 /* vct(buf, width, height, n, exact, attacker, max_depth, node_limit, vcf_nodes, max_threats,
- *     budget_s, salt, table, replay, hints_attack, hints_defence, start_depth)
- *   -> (line list of flat moves or None, nodes, vcf_nodes, aborted, depth) */
+ *     budget_s, salt, table, replay, hints_attack, hints_defence, start_depth, proof_numbers)
+ *   -> (line list of flat moves or None, nodes, vcf_nodes, aborted, depth); proof_numbers: the
+ * df-pn search (pn_root) in place of the iterative deepening (its caps below start_depth skipped;
+ * replay unused). */
 static PyObject *vct_search(PyObject *self, PyObject *args) {
     Py_buffer buf;
-    int w, h, n, exact, att, max_depth, vcf_nodes, max_threats, replay, start;
+    int w, h, n, exact, att, max_depth, vcf_nodes, max_threats, replay, start, pns;
     long long node_limit;
     double budget;
     unsigned long long salt;
     unsigned int table;
     PyObject *hatt, *hdef;
     (void)self;
-    if (!PyArg_ParseTuple(args, "y*iiiiiiLiidKIpOOi", &buf, &w, &h, &n, &exact, &att, &max_depth,
+    if (!PyArg_ParseTuple(args, "y*iiiiiiLiidKIpOOip", &buf, &w, &h, &n, &exact, &att, &max_depth,
                           &node_limit, &vcf_nodes, &max_threats, &budget, &salt, &table, &replay,
-                          &hatt, &hdef, &start))
+                          &hatt, &hdef, &start, &pns))
         return NULL;
     Py_ssize_t need = (Py_ssize_t)(h + 2) * (w + 1) + 1;
     if (w < 5 || h < 5 || w > 32 || h > 32 || n < 3 || n > 8 || (att != 1 && att != 2)
@@ -1315,7 +1454,20 @@ static PyObject *vct_search(PyObject *self, PyObject *args) {
     v->hatt = hatt == Py_None ? NULL : hatt;
     v->hdef = hdef == Py_None ? NULL : hdef;
     int line[VCT_LINE * 2], len = 0, depth = 0, aborted = 0;
-    for (depth = start < 1 ? 1 : start; depth <= max_depth; depth++) {
+    if (pns) {
+        static const int caps[] = {1, 2, 3, 5, 8, 12, 20};
+        for (int i = 0; i < 7; i++) {
+            depth = caps[i] < max_depth ? caps[i] : max_depth;
+            if (depth < start && depth < max_depth) continue;     /* (the hints' depth) */
+            map_clear(&v->tt);
+            long long cut0 = v->cut;
+            int r = pn_root(v, depth, line, VCT_LINE * 2 - 8);
+            if (r < 0) { aborted = 1; break; }
+            if (r > 0) { len = r; break; }
+            if (v->cut == cut0 || depth == max_depth) break;
+        }
+    }
+    else for (depth = start < 1 ? 1 : start; depth <= max_depth; depth++) {
         map_clear(&v->tt);
         long long cut0 = v->cut;
         int r = vattack(v, depth, line);

@@ -610,7 +610,8 @@ BASELINE_BYTES = 180 * 1024 * 1024  # VmPeak of the brain with onnxruntime and a
 #: the on/off A/B switches ("0" turns the part off; unset or "1" leaves it on)
 FLAGS = ("PYGOMOKU_VCT", "PYGOMOKU_VCT_FILTER", "PYGOMOKU_VCT_REPLAY", "PYGOMOKU_VCT_HINTS",
          "PYGOMOKU_RESTRICT_REUSE", "PYGOMOKU_THREE_REPLIES", "PYGOMOKU_TIME_MANAGE", "PYGOMOKU_WORKER",
-         "PYGOMOKU_NATIVE", "PYGOMOKU_VCT_NATIVE", "PYGOMOKU_CHECK_RESUME", "PYGOMOKU_DEFENCE_DROP")
+         "PYGOMOKU_NATIVE", "PYGOMOKU_VCT_NATIVE", "PYGOMOKU_CHECK_RESUME", "PYGOMOKU_DEFENCE_DROP",
+         "PYGOMOKU_VCT_PN")
 
 
 def plan_memory(cfg: MCTSConfig, budget: Optional[int], cache_entries: int, n_squares: int) -> None:

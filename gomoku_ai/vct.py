@@ -44,7 +44,12 @@ then at depth 5, and after the search checks the move it chose (``Player._safe_d
 
 Speed: where the C core is built and serves the rule (freestyle, exact five), the whole search runs
 in C (:func:`gomoku_ai.native.vct`, session 21: the same search move for move, held to this module's
-answers by ``tests/test_native_vct.py``; ``PYGOMOKU_VCT_NATIVE=0`` keeps it here). In the C search
+answers by ``tests/test_native_vct.py``; ``PYGOMOKU_VCT_NATIVE=0`` keeps it here). Since session 38
+the C search walks that tree by depth-first proof-number search (:data:`PN_VCT`): the most proving
+node next rather than depth by depth, with the depth capped at 1, 2, 3, 5, 8, 12 then the limit.
+After the 60 losing moves of the 20x20 blunder set it finds the opponent's VCT (depth 20) after 31
+in 1 s against 12-15 for the iterative deepening, 16 against 10 in 0.3 s; on 15x15 the same as it
+(``benchmarks/bench_vct_blunders.py --nodes --ms 100 300 1000``). In the C search
 the inner VCF searches take most of the time; on the 115 labelled positions it runs 2.2 times as
 fast as this module with the C VCF, which itself ran about twice the Python VCF's searches in the
 same time (session 20). Otherwise (renju, caro, no compiler, ``verify_defences``) the search is this
@@ -152,6 +157,11 @@ SHARED_VCF_TT = True
 #: where the C core serves the rule, the whole search runs in C (:func:`gomoku_ai.native.vct`: the
 #: same answers); PYGOMOKU_VCT_NATIVE=0 keeps it in Python, with the C VCF inside (A/B matches)
 NATIVE_VCT = os.environ.get("PYGOMOKU_VCT_NATIVE", "1") != "0"
+
+#: the C search (freestyle, exact five) is a depth-first proof-number search of the same tree
+#: (:func:`gomoku_ai.native.vct` with ``proof_numbers``) rather than iterative deepening;
+#: PYGOMOKU_VCT_PN=0 keeps the iterative deepening (A/B matches)
+PN_VCT = os.environ.get("PYGOMOKU_VCT_PN", "1") != "0"
 
 
 class Hints:
@@ -449,7 +459,7 @@ def vct_search(board: Board, max_depth: int = 4, node_limit: int = 20000,
         start = 1 if hints is None else max(1, min(hints.depth, max_depth))
         r = native.vct(board, max_depth, node_limit, deadline, vcf_nodes, max_threats, REPLAY_THREAT,
                        None if hints is None else hints.attack,
-                       None if hints is None else hints.defence, start)
+                       None if hints is None else hints.defence, start, PN_VCT)
         if hints is not None and r.line is not None:
             hints.depth = r.depth
         return VCTResult(r.line, r.nodes, r.vcf_nodes, r.aborted, r.depth, time.perf_counter() - t0)

@@ -29,6 +29,13 @@ ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.skipif(not native.available(), reason=f"C core not running: {native.status()}")
 
 
+@pytest.fixture(autouse=True)
+def iterative_deepening(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The C search held to the Python one move for move is the iterative deepening; the
+    proof-number search of the same tree (``vct.PN_VCT``) has its own tests at the end."""
+    monkeypatch.setattr(vct, "PN_VCT", False)
+
+
 def _positions() -> List[Board]:
     boards = []
     for name in ("vct_positions.txt", "blunder_positions.txt"):
@@ -140,8 +147,9 @@ def test_deep_searches_and_verified_defences_stay_in_python(monkeypatch: pytest.
 def test_bad_arguments_are_refused() -> None:
     assert native._c is not None
     b = Board(15)
-    args = [b._buf, 15, 15, 5, 0, 1, 3, 100, 100, 24, 0.0, 1, 1, True, None, None, 1]
+    args = [b._buf, 15, 15, 5, 0, 1, 3, 100, 100, 24, 0.0, 1, 1, True, None, None, 1, False]
     native._c.vct(*args)
+    native._c.vct(*args[:-1], True)
     for i, bad in ((0, b"\x03" * 10), (6, native.VCT_MAX_DEPTH + 1), (14, [])):
         wrong = list(args)
         wrong[i] = bad
@@ -164,3 +172,38 @@ def test_the_line_table_matches_the_direct_line_reading():
     reading of that window (gomoku_ai._native.line_table_check returns the mismatches)."""
     from gomoku_ai import _native  # type: ignore[attr-defined]
     assert _native.line_table_check() == 0
+
+
+def _pn_and_id(monkeypatch: pytest.MonkeyPatch, b: Board, **kw) -> Tuple[VCTResult, VCTResult]:
+    monkeypatch.setattr(vct, "PN_VCT", True)
+    pn = vct_search(b, **kw)
+    monkeypatch.setattr(vct, "PN_VCT", False)
+    return pn, vct_search(b, **kw)
+
+
+def test_proof_number_wins_are_forced_and_never_contradict_a_finished_search(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The proof-number search (``PN_VCT``, the default) walks the iterative deepening's tree in
+    another order. On the position sets and random games, each side to move: every line it finds
+    is a forced sequence ending in five (``replay_forced``); where the iterative deepening finished
+    without a win (all its depths searched, not cut by the limits) the proof-number search finds
+    none either, and where the proof-number search finished without one the iterative deepening
+    finds none; and both find wins. (With large inner VCF limits, so that no answer rests on a cut
+    VCF search.)"""
+    from tests.test_vct import replay_forced
+    wins = {"pn": 0, "id": 0}
+    finished_no = 0
+    for b in _positions():
+        for _side in range(2):
+            pn, it = _pn_and_id(monkeypatch, b, max_depth=5, node_limit=1500, vcf_nodes=50000)
+            for name, r in (("pn", pn), ("id", it)):
+                if r.line is not None:
+                    replay_forced(b, r.line)
+                    wins[name] += 1
+            if it.line is None and not it.aborted and it.depth < 5:
+                finished_no += 1
+                assert pn.line is None, b.to_ascii()
+            if pn.line is None and not pn.aborted and it.line is not None:
+                raise AssertionError(f"the proof-number search finished without {it.line}")
+            b.pass_turn()
+    assert wins["pn"] > 20 and wins["id"] > 20 and finished_no > 20, (wins, finished_no)
