@@ -1279,9 +1279,10 @@ static int vdefend(VCT *v, int depth, int *out) {
  * most proving one (the attacker move closest to a proof, the defender reply closest to a
  * disproof) rather than the next one in depth-first order, so effort goes where a proof is
  * nearest. Each node's proof and disproof numbers live in v->tt by position: a position fixes the
- * number of attacker moves made, so the depth left is the same wherever it is met. No iterative
- * deepening of the depth, but a few caps (1, 2, 3, 5, 8, 12, then max_depth), each a fresh search
- * as long as one was cut (a node past the cap is disproved): short wins are found first. The
+ * number of attacker moves made, so the depth left is the same wherever it is met. Rather than
+ * deepening one level at a time, the depth is capped at 1, 2, 3, 5, 8, 12, then max_depth, each a
+ * fresh search while the one before was cut (a node past the cap is disproved), so that short
+ * wins are found first. The
  * move-ordering hints are read as by the other search and written for each decided node (the
  * attacker move that proves it, the reply that disproves it). */
 
@@ -1328,8 +1329,9 @@ static int pn_children(VCT *v, int attacker, int depth, int *kids, int *line, in
 /* Expand the node (attacker to move when attacker; depth: attacker moves left) until its proof
  * number reaches thpn or its disproof number thdn, or it is decided. 0, or VCT_ABORT. */
 static int pn_mid(VCT *v, int attacker, int depth, uint32_t thpn, uint32_t thdn) {
+    static int line[VCT_LINE];      /* scratch: the line of a decided node is not kept here */
     uint64_t h = vkey(v);
-    int kids[MAX_CELLS], line[VCT_LINE], len = 0;
+    int kids[MAX_CELLS], len = 0;
     uint32_t pn, dn;
     int nk = pn_children(v, attacker, depth, kids, line, &len, &pn, &dn);
     if (nk <= 0) return nk < 0 ? VCT_ABORT : pn_store(v, h, pn, dn);
@@ -1400,6 +1402,7 @@ static int pn_root(VCT *v, int max_depth, int *line, int room) {
     if (pn_mid(v, 1, max_depth, PN_INF, PN_INF) < 0) return VCT_ABORT;
     uint32_t pn, dn;
     pn_load(v, vkey(v), &pn, &dn);
+    if (pn != 0 && dn != 0) return VCT_ABORT;         /* saturated, not decided: not finished */
     if (pn != 0) return 0;
     long long limit = v->node_limit;
     double deadline = v->deadline;
@@ -1455,8 +1458,8 @@ static PyObject *vct_search(PyObject *self, PyObject *args) {
     v->hdef = hdef == Py_None ? NULL : hdef;
     int line[VCT_LINE * 2], len = 0, depth = 0, aborted = 0;
     if (pns) {
-        static const int caps[] = {1, 2, 3, 5, 8, 12, 20};
-        for (int i = 0; i < 7; i++) {
+        static const int caps[] = {1, 2, 3, 5, 8, 12, INT_MAX};
+        for (int i = 0; i < 7 && max_depth >= 1; i++) {
             depth = caps[i] < max_depth ? caps[i] : max_depth;
             if (depth < start && depth < max_depth) continue;     /* (the hints' depth) */
             map_clear(&v->tt);

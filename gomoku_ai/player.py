@@ -562,8 +562,9 @@ ATTACK_SEARCH = (ROOT_VCT_DEPTH, 30000)
 THREAT_SEARCH = (3, 6000)
 
 #: with a clock, the check of the search's choice under threat (:func:`_checked_choice`): the
-#: opponent's VCT after the move, (VCT depth, attacker nodes)
-CHECK_SEARCH = (3, 3000)
+#: opponent's VCT after the move, (VCT depth, attacker nodes); depth 20 since session 38 (the
+#: proof-number VCT; +0.040 a game [-0.022, +0.102] with it against AIWine, 20x20, benchmarks/results/s38)
+CHECK_SEARCH = (20, 3000)
 
 #: under threat, the search stops CHECK_SHARE of the soft budget early (at most CHECK_MAX_MS, ms)
 #: and the rest checks its choice, and after a refutation the next of its CHECK_MOVES most
@@ -807,7 +808,11 @@ def _quiet_choice(board: Board, info: SearchInfo, deadline: float,
     moves of the 20x20 blunder set and 2.1 % of the losing ones). A candidate that makes a four is
     never taken as quiet: the opponent's forced block ends its VCT search at once, but the threat
     is only put off by a move. When none is proven quiet by ``deadline`` (perf_counter seconds), or
-    the search's own move is, its choice stands."""
+    the search's own move is, its choice stands. The search is the iterative deepening, not the
+    proof-number one: that one also proves "no VCT" where a threat tree is large but refutable, and
+    so after moves that lose to a longer mate (session 38: n18 of the test's game, refuted by Rapfi,
+    in 67 nodes); the deepening ends within its limit only where the opponent's threats are few,
+    the signal the games of session 37 measured."""
     best = info.candidates[0].visits if info.candidates else 0
     order = [c for c in info.candidates[:quiet.moves] if c.q > -0.999 and c.visits >= quiet.share * best]
     if len(order) < 2:
@@ -820,7 +825,8 @@ def _quiet_choice(board: Board, info: SearchInfo, deadline: float,
         try:
             if tactics.five_points_through(board, c.move, me):
                 continue
-            r = vct.vct_search(board, quiet.depth, quiet.nodes, deadline=deadline)
+            r = vct.vct_search(board, quiet.depth, quiet.nodes, deadline=deadline,
+                               proof_numbers=False)
         finally:
             board.pop()
         if r.line is None and not r.aborted:

@@ -15,9 +15,11 @@ The search (an AND/OR proof search over threat sequences)
   blocks. After a three (or a block), the attacker must threaten a VCF as if the defender passed;
   otherwise the move was no threat and fails. The defender then gets a free move, so a defender VCF
   refutes the attacker's move (one that cannot be ruled out within the limits counts as a refutation
-  too). The defender's replies are every move that might stop the threatened VCF: the squares
-  within n steps of its line and the defender's fours (counter-fours gain a tempo); the attacker
-  must win against every one of them (a reply that stops nothing is refuted at once: the
+  too). The defender's replies are every move that might stop the threatened VCF: under freestyle
+  and exact five its own squares, the squares that would turn one of its blocks into a counter-four
+  (:func:`gomoku_ai.tactics._reply_zone`; since session 38) and the defender's fours (counter-fours
+  gain a tempo); under renju and caro every square within n steps of its line and the fours. The
+  attacker must win against every one of them (a reply that stops nothing is refuted at once: the
   threatened VCF is first replayed after it, :meth:`_VCT._replay`, and only a reply that breaks
   it gets an attacker node's own search). No reply stops it: the attacker wins.
 
@@ -438,7 +440,7 @@ class _VCT:
 def vct_search(board: Board, max_depth: int = 4, node_limit: int = 20000,
                deadline: Optional[float] = None, vcf_nodes: int = 2000,
                max_threats: int = 24, verify_defences: bool = False,
-               hints: Optional[Hints] = None) -> VCTResult:
+               hints: Optional[Hints] = None, proof_numbers: Optional[bool] = None) -> VCTResult:
     """Search a VCT for the side to move (see the module docstring).
 
     ``max_depth``: most attacker threats before the final VCF; ``node_limit``: attacker nodes over
@@ -449,9 +451,11 @@ def vct_search(board: Board, max_depth: int = 4, node_limit: int = 20000,
     unverified superset (squares near the threatened VCF and the defender's fours), which the
     attack nodes below refute with one VCF search each -- the same answers, measured 2.4x faster
     on game positions (``benchmarks/bench_vct.py``). ``hints``: move-ordering memory shared with
-    other searches from sibling positions (:class:`Hints`). The board is left unchanged.
+    other searches from sibling positions (:class:`Hints`). ``proof_numbers``: whether the C search
+    is the proof-number one (None: :data:`PN_VCT`). The board is left unchanged.
     """
     t0 = time.perf_counter()
+    pns = PN_VCT if proof_numbers is None else proof_numbers
     if board.winner is not None or board.is_full():
         return VCTResult(None)
     if NATIVE_VCT and SHARED_VCF_TT and not verify_defences and native.serves(board) and \
@@ -459,7 +463,7 @@ def vct_search(board: Board, max_depth: int = 4, node_limit: int = 20000,
         start = 1 if hints is None else max(1, min(hints.depth, max_depth))
         r = native.vct(board, max_depth, node_limit, deadline, vcf_nodes, max_threats, REPLAY_THREAT,
                        None if hints is None else hints.attack,
-                       None if hints is None else hints.defence, start, PN_VCT)
+                       None if hints is None else hints.defence, start, pns)
         if hints is not None and r.line is not None:
             hints.depth = r.depth
         return VCTResult(r.line, r.nodes, r.vcf_nodes, r.aborted, r.depth, time.perf_counter() - t0)

@@ -207,3 +207,14 @@ def test_proof_number_wins_are_forced_and_never_contradict_a_finished_search(
                 raise AssertionError(f"the proof-number search finished without {it.line}")
             b.pass_turn()
     assert wins["pn"] > 20 and wins["id"] > 20 and finished_no > 20, (wins, finished_no)
+
+
+def test_proof_numbers_at_depth_0_search_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``max_depth=0`` allows no attacker move: as the iterative deepening, the proof-number search
+    returns no line, even where the side to move has a VCF."""
+    boards = [p.board() for p in read_positions(ROOT / "benchmarks" / "data" / "vct_positions.txt")]
+    with_vcf = [b for b in boards if vct_search(b, max_depth=1, node_limit=500).line]
+    assert with_vcf
+    for b in with_vcf[:10]:
+        pn, it = _pn_and_id(monkeypatch, b, max_depth=0, node_limit=500)
+        assert pn.line is None and it.line is None
