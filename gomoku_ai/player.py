@@ -562,9 +562,9 @@ ATTACK_SEARCH = (ROOT_VCT_DEPTH, 30000)
 THREAT_SEARCH = (3, 6000)
 
 #: with a clock, the check of the search's choice under threat (:func:`_checked_choice`): the
-#: opponent's VCT after the move, (VCT depth, attacker nodes); depth 20 since session 38 (the
-#: proof-number VCT; +0.040 a game [-0.022, +0.102] with it against AIWine, 20x20, benchmarks/results/s38)
-CHECK_SEARCH = (20, 3000)
+#: opponent's VCT after the move, (VCT depth, attacker nodes); depth 20 with the proof-number VCT
+#: was not better in games (session 38, benchmarks/results/s38)
+CHECK_SEARCH = (3, 3000)
 
 #: under threat, the search stops CHECK_SHARE of the soft budget early (at most CHECK_MAX_MS, ms)
 #: and the rest checks its choice, and after a refutation the next of its CHECK_MOVES most
@@ -608,7 +608,8 @@ MIN_TREE_NODES = 2_000   # the smallest tree cap, whatever the memory limit
 BASELINE_BYTES = 180 * 1024 * 1024  # VmPeak of the brain with onnxruntime and a model, before search (bench_brain)
 
 
-#: the on/off A/B switches ("0" turns the part off; unset or "1" leaves it on)
+#: the on/off A/B switches ("0" turns the part off; unset or "1" leaves it on -- except
+#: PYGOMOKU_VCT_PN, off unless "1")
 FLAGS = ("PYGOMOKU_VCT", "PYGOMOKU_VCT_FILTER", "PYGOMOKU_VCT_REPLAY", "PYGOMOKU_VCT_HINTS",
          "PYGOMOKU_RESTRICT_REUSE", "PYGOMOKU_THREE_REPLIES", "PYGOMOKU_TIME_MANAGE", "PYGOMOKU_WORKER",
          "PYGOMOKU_NATIVE", "PYGOMOKU_VCT_NATIVE", "PYGOMOKU_CHECK_RESUME", "PYGOMOKU_DEFENCE_DROP",

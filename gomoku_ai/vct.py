@@ -46,9 +46,10 @@ then at depth 5, and after the search checks the move it chose (``Player._safe_d
 
 Speed: where the C core is built and serves the rule (freestyle, exact five), the whole search runs
 in C (:func:`gomoku_ai.native.vct`, session 21: the same search move for move, held to this module's
-answers by ``tests/test_native_vct.py``; ``PYGOMOKU_VCT_NATIVE=0`` keeps it here). Since session 38
-the C search walks that tree by depth-first proof-number search (:data:`PN_VCT`): the most proving
-node next rather than depth by depth, with the depth capped at 1, 2, 3, 5, 8, 12 then the limit.
+answers by ``tests/test_native_vct.py``; ``PYGOMOKU_VCT_NATIVE=0`` keeps it here). With
+``PYGOMOKU_VCT_PN=1`` (session 38, :data:`PN_VCT`) the C search walks that tree by depth-first
+proof-number search: the most proving node next rather than depth by depth, with the depth capped
+at 1, 2, 3, 5, 8, 12 then the limit.
 After the 60 losing moves of the 20x20 blunder set it finds the opponent's VCT (depth 20) after 31
 in 1 s against 12-15 for the iterative deepening, 16 against 10 in 0.3 s; on 15x15 the same as it
 (``benchmarks/bench_vct_blunders.py --nodes --ms 100 300 1000``). In the C search
@@ -160,10 +161,12 @@ SHARED_VCF_TT = True
 #: same answers); PYGOMOKU_VCT_NATIVE=0 keeps it in Python, with the C VCF inside (A/B matches)
 NATIVE_VCT = os.environ.get("PYGOMOKU_VCT_NATIVE", "1") != "0"
 
-#: the C search (freestyle, exact five) is a depth-first proof-number search of the same tree
-#: (:func:`gomoku_ai.native.vct` with ``proof_numbers``) rather than iterative deepening;
-#: PYGOMOKU_VCT_PN=0 keeps the iterative deepening (A/B matches)
-PN_VCT = os.environ.get("PYGOMOKU_VCT_PN", "1") != "0"
+#: PYGOMOKU_VCT_PN=1: the C search (freestyle, exact five) is a depth-first proof-number search of
+#: the same tree (:func:`gomoku_ai.native.vct` with ``proof_numbers``) rather than iterative
+#: deepening. Off by default: it sees deeper VCTs in the same time on 20x20, but in games at 1 s a
+#: move (with the check under threat at depth 20) it did not beat the deepening (session 38,
+#: benchmarks/results/s38)
+PN_VCT = os.environ.get("PYGOMOKU_VCT_PN", "0") == "1"
 
 
 class Hints:

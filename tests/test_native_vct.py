@@ -183,7 +183,7 @@ def _pn_and_id(monkeypatch: pytest.MonkeyPatch, b: Board, **kw) -> Tuple[VCTResu
 
 def test_proof_number_wins_are_forced_and_never_contradict_a_finished_search(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """The proof-number search (``PN_VCT``, the default) walks the iterative deepening's tree in
+    """The proof-number search (``PN_VCT``, ``PYGOMOKU_VCT_PN=1``) walks the iterative deepening's tree in
     another order. On the position sets and random games, each side to move: every line it finds
     is a forced sequence ending in five (``replay_forced``); where the iterative deepening finished
     without a win (all its depths searched, not cut by the limits) the proof-number search finds
@@ -218,3 +218,15 @@ def test_proof_numbers_at_depth_0_search_nothing(monkeypatch: pytest.MonkeyPatch
     for b in with_vcf[:10]:
         pn, it = _pn_and_id(monkeypatch, b, max_depth=0, node_limit=500)
         assert pn.line is None and it.line is None
+
+
+def test_the_proof_number_search_is_off_unless_switched_on() -> None:
+    code = "import gomoku_ai.vct as v; print(v.PN_VCT)"
+    seen = []
+    for value in (None, "0", "1"):
+        env = {k: v for k, v in os.environ.items() if k != "PYGOMOKU_VCT_PN"}
+        if value is not None:
+            env["PYGOMOKU_VCT_PN"] = value
+        seen.append(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                                   text=True, check=True, cwd=ROOT).stdout.strip())
+    assert seen == ["False", "False", "True"]
