@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 import time
+from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import pytest
@@ -19,6 +20,7 @@ from gomoku_ai import native
 from gomoku_ai import tactics as T
 from gomoku_ai.board import Board
 from gomoku_ai.rules import BLACK, EMPTY, WHITE, Rule
+from gomoku_ai.vct import read_positions
 
 F, S, R, C = Rule.FREESTYLE, Rule.STANDARD, Rule.RENJU, Rule.CARO
 
@@ -1147,8 +1149,6 @@ def test_stones_key_ignores_the_turn_and_follows_the_stones() -> None:
 def _threat_lines():
     """(board with the defender to move, the attacker's VCF as if the defender passed) from the
     VCT set and both blunder sets: the positions where that VCF exists."""
-    from pathlib import Path
-    from gomoku_ai.vct import read_positions
     data = Path(__file__).resolve().parents[1] / "benchmarks" / "data"
     for name in ("vct_positions.txt", "blunder_positions.txt", "blunder_positions_20.txt"):
         for p in read_positions(data / name):
@@ -1180,25 +1180,17 @@ def test_a_reply_outside_the_zone_leaves_the_threat_winning() -> None:
         near = T._relevant(ctx, line)
         assert zone <= near
         fours = {f.move for f in T._four_moves(ctx, dfn, False)}
-        b.pass_turn()                   # the attacker to move, as the line was found
-        try:
-            for q in sorted(near - zone - fours)[::2]:
-                b.pass_turn()
-                b.push(q)
+        for q in sorted(near - zone - fours)[::2]:
+            b.push(q)                   # the defender's stone; the attacker to move, as the line
+            check_forced_win(b, line)   # was found
+            b.pop()
+            outside_checked += 1
+        for q in sorted(zone - set(line) - fours):
+            b.push(q)
+            try:
                 check_forced_win(b, line)
-                b.pop()
-                b.pass_turn()
-                outside_checked += 1
-            for q in sorted(zone - set(line) - fours):
-                b.pass_turn()
-                b.push(q)
-                try:
-                    check_forced_win(b, line)
-                except AssertionError:
-                    counters_breaking += 1
-                b.pop()
-                b.pass_turn()
-        finally:
-            b.pass_turn()
+            except AssertionError:
+                counters_breaking += 1
+            b.pop()
     assert lines >= 30 and outside_checked >= 800, (lines, outside_checked)
     assert counters_breaking > 0
