@@ -588,6 +588,9 @@ class Quiet(NamedTuple):
     share: float = 0.25       # each with at least this share of the most visited one's visits
     time_share: float = 0.1   # the search stops this share of the soft budget early for it
     cap_ms: float = 100.0     # ... at most this many ms
+    first_nodes: int = 300    # a first round over the candidates with this many nodes each (0: none)
+    pn_nodes: int = 3000      # where the deepening leaves the search's own move open, the proof-number
+                              # search's attacker nodes (0: none); a VCT it finds rules the move out
 
 
 #: PYGOMOKU_QUIET=1
@@ -706,9 +709,9 @@ def _quiet(text: str) -> Optional[Quiet]:
         return QUIET_SEARCH._replace(depth=depth, nodes=nodes)
     kinds = {name: type(value) for name, value in QUIET_SEARCH._asdict().items()}
     q = QUIET_SEARCH._replace(**checks.field_values(t, kinds, "PYGOMOKU_QUIET"))
-    if min(q.depth, q.nodes, q.moves) < 1 or q.cap_ms < 0 or not (0.0 <= q.share < 1.0 and 0.0 <= q.time_share < 1.0):
+    if min(q.depth, q.nodes, q.moves) < 1 or q.cap_ms < 0 or q.pn_nodes < 0 or not (0.0 <= q.share < 1.0 and 0.0 <= q.time_share < 1.0):
         raise checks.ConfigError(f"PYGOMOKU_QUIET={text!r}: out of range (depth, nodes, moves >= 1; "
-                                 "cap_ms >= 0; shares in [0, 1))")
+                                 "cap_ms, first_nodes, pn_nodes >= 0; shares in [0, 1))")
     return q
 
 
@@ -808,8 +811,14 @@ def _quiet_choice(board: Board, info: SearchInfo, deadline: float,
     our threat rules, a proof that the opponent has none (session 36: true after 61 % of the holding
     moves of the 20x20 blunder set and 2.1 % of the losing ones). A candidate that makes a four is
     never taken as quiet: the opponent's forced block ends its VCT search at once, but the threat
-    is only put off by a move. When none is proven quiet by ``deadline`` (perf_counter seconds), or
-    the search's own move is, its choice stands. The search is the iterative deepening, not the
+    is only put off by a move. The candidates are first searched with ``quiet.first_nodes`` nodes
+    each, then the open ones ranked above the first proven quiet with ``quiet.nodes``: a proof
+    usually takes a few hundred nodes, a search that ends in its limit all of them (session 39:
+    on 20x20, 96 ms at the median and 526 ms at the 90th percentile, so that the first open candidate
+    used to take the whole time). When none is proven quiet by ``deadline`` (perf_counter seconds),
+    or the search's own move is, its choice stands, unless an opponent's VCT was found after it: then
+    the first candidate not proven lost so is played (:func:`_unquiet_choice`). The quiet search is
+    the iterative deepening, not the
     proof-number one: that one also proves "no VCT" where a threat tree is large but refutable, and
     so after moves that lose to a longer mate (session 38: n18 of the test's game, refuted by Rapfi,
     in 67 nodes); the deepening ends within its limit only where the opponent's threats are few,
@@ -819,20 +828,76 @@ def _quiet_choice(board: Board, info: SearchInfo, deadline: float,
     if len(order) < 2:
         return info
     me = board.side_to_move
-    for c in order:
-        if time.perf_counter() >= deadline:
-            break
-        board.push(c.move)
-        try:
-            if tactics.five_points_through(board, c.move, me):
+    fours = {c.move for c in order if _makes_four(board, c.move, me)}
+    status: Dict[int, str] = {c.move: "open" for c in order if c.move not in fours}
+    rounds = (quiet.first_nodes, quiet.nodes) if 0 < quiet.first_nodes < quiet.nodes else (quiet.nodes,)
+    for nodes in rounds:
+        # a quiet proof usually takes a few hundred nodes, a search that finds nothing all of them:
+        # a first round with few nodes reaches every candidate before the time is up, and the
+        # next gives the rest to the open ones ranked above the first proven quiet
+        for c in order:
+            st = status.get(c.move)
+            if st == "quiet":
+                return _play_candidate(info, c)
+            if st != "open":
                 continue
-            r = vct.vct_search(board, quiet.depth, quiet.nodes, deadline=deadline,
-                               proof_numbers=False)
+            if time.perf_counter() >= deadline:
+                return _unquiet_choice(board, info, order, status, quiet, deadline)
+            if _quiet_status(board, c.move, quiet.depth, nodes, deadline, status) == "quiet":
+                break
+    return _unquiet_choice(board, info, order, status, quiet, deadline)
+
+
+def _unquiet_choice(board: Board, info: SearchInfo, order: List[Candidate], status: Dict[int, str],
+                    quiet: Quiet, deadline: float) -> SearchInfo:
+    """The end of :func:`_quiet_choice`: the first of ``order`` proven quiet (``status``), else the
+    search's move unless the opponent has a VCT after it (:func:`_not_proven_lost`; when the
+    deepening left it open, ``quiet.pn_nodes`` of the proof-number search, whose VCTs are as sound,
+    look for one before ``deadline``)."""
+    first = next((c for c in order if status.get(c.move) == "quiet"), None)
+    if first is not None:
+        return _play_candidate(info, first)
+    if status.get(info.move) == "open" and quiet.pn_nodes and time.perf_counter() < deadline:
+        board.push(info.move)
+        try:
+            if vct.vct_search(board, quiet.depth, quiet.pn_nodes, deadline=deadline,
+                              proof_numbers=True).line is not None:
+                status[info.move] = "lost"
         finally:
             board.pop()
-        if r.line is None and not r.aborted:
-            return _play_candidate(info, c)
-    return info
+    return _not_proven_lost(info, order, {m for m, st in status.items() if st == "lost"})
+
+
+def _makes_four(board: Board, move: int, me: int) -> bool:
+    """Whether ``move`` of ``me`` (the side to move on ``board``) makes a four."""
+    board.push(move)
+    try:
+        return bool(tactics.five_points_through(board, move, me))
+    finally:
+        board.pop()
+
+
+def _quiet_status(board: Board, move: int, depth: int, nodes: int, deadline: float,
+                  status: Dict[int, str]) -> str:
+    """After ``move`` of the side to move: "lost" (the opponent's VCT search, the iterative
+    deepening to ``depth`` with ``nodes`` attacker nodes, finds a VCT), "quiet" (it ends without
+    one) or "open" (cut by its node limit or the deadline, perf_counter seconds); also written to
+    ``status[move]``."""
+    board.push(move)
+    try:
+        r = vct.vct_search(board, depth, nodes, deadline=deadline, proof_numbers=False)
+    finally:
+        board.pop()
+    status[move] = "lost" if r.line is not None else "open" if r.aborted else "quiet"
+    return status[move]
+
+
+def _not_proven_lost(info: SearchInfo, order: List[Candidate], lost: "set[int]") -> SearchInfo:
+    """The search's choice, unless the opponent's VCT after it was found (``lost``): then the first of
+    ``order`` (candidates by visits) not in ``lost``, checked or not; the choice stands when all are."""
+    if info.move not in lost:
+        return info
+    return next((_play_candidate(info, c) for c in order if c.move not in lost), info)
 
 
 def _quiet_search(p: Player, board: Board, info: SearchInfo, stats: SearchStats, t0: float, soft: float,
