@@ -709,7 +709,8 @@ def _quiet(text: str) -> Optional[Quiet]:
         return QUIET_SEARCH._replace(depth=depth, nodes=nodes)
     kinds = {name: type(value) for name, value in QUIET_SEARCH._asdict().items()}
     q = QUIET_SEARCH._replace(**checks.field_values(t, kinds, "PYGOMOKU_QUIET"))
-    if min(q.depth, q.nodes, q.moves) < 1 or q.cap_ms < 0 or q.pn_nodes < 0 or not (0.0 <= q.share < 1.0 and 0.0 <= q.time_share < 1.0):
+    if min(q.depth, q.nodes, q.moves) < 1 or q.cap_ms < 0 or min(q.pn_nodes, q.first_nodes) < 0 or \
+            not (0.0 <= q.share < 1.0 and 0.0 <= q.time_share < 1.0):
         raise checks.ConfigError(f"PYGOMOKU_QUIET={text!r}: out of range (depth, nodes, moves >= 1; "
                                  "cap_ms, first_nodes, pn_nodes >= 0; shares in [0, 1))")
     return q

@@ -433,16 +433,95 @@ def test_the_quiet_preference_takes_a_strong_candidate_proven_quiet() -> None:
     assert b.moves == before
 
 
+def _scripted_vct(monkeypatch: pytest.MonkeyPatch, script: Any, calls: List[Any]) -> None:
+    """Replace ``vct.vct_search`` by ``script``: the opponent's search after our last move ``m``
+    answers ``script[m]`` ("lost": a VCT; an int: no VCT when given that many nodes or more,
+    cut short before; "pn": a VCT for the proof-number search only). ``calls`` gets (m, nodes,
+    proof_numbers) per search."""
+    def fake(board: Board, max_depth: int, node_limit: int, deadline: Any = None,
+             proof_numbers: Any = None, **_k: Any) -> V.VCTResult:
+        m = board.moves[-1]
+        calls.append((m, node_limit, bool(proof_numbers)))
+        want = script[m]
+        if want == "lost" or (want == "pn" and proof_numbers):
+            return V.VCTResult([0, 1, 2])
+        if isinstance(want, int) and node_limit >= want:
+            return V.VCTResult(None, nodes=want)
+        return V.VCTResult(None, nodes=node_limit, aborted=True)
+    monkeypatch.setattr(V, "vct_search", fake)
+
+
+def test_the_quiet_rounds_reach_every_candidate_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``_quiet_choice`` searches every candidate with ``first_nodes`` first, then gives ``nodes``
+    only to the open ones ranked above the first proven quiet: a lower candidate proven quiet in a
+    few nodes is not left unsearched behind one that runs into its limit; one ranked above it that
+    is proven quiet with more nodes is still preferred, as without the rounds."""
+    from gomoku_ai import player as P
+    b = Board(15)
+    for name in ("h8", "i9", "c3", "m13"):
+        b.push(b.parse(name))
+    a, c, d, e = (b.parse(x) for x in ("b12", "n2", "e6", "l10"))   # no fours
+    info = SearchInfo(move=a, candidates=[Candidate(m, 100 - 10 * i, 0.1, 0.2)
+                                          for i, m in enumerate((a, c, d, e))])
+    soon = time.perf_counter() + 30.0
+    q = P.Quiet(nodes=3000, first_nodes=300, pn_nodes=0)
+    calls: List[Any] = []
+    _scripted_vct(monkeypatch, {a: 10 ** 6, c: 10 ** 6, d: 50, e: 10}, calls)
+    assert P._quiet_choice(b, info, soon, q).move == d
+    assert [x[:2] for x in calls] == [(a, 300), (c, 300), (d, 300), (a, 3000), (c, 3000)]
+    calls.clear()
+    _scripted_vct(monkeypatch, {a: 10 ** 6, c: 2000, d: 50, e: 10}, calls)
+    assert P._quiet_choice(b, info, soon, q).move == c     # c, ranked above d: quiet at 2,000
+    assert [x[:2] for x in calls] == [(a, 300), (c, 300), (d, 300), (a, 3000), (c, 3000)]
+    calls.clear()
+    assert P._quiet_choice(b, info, soon, q._replace(first_nodes=0)).move == c   # no rounds: in turn
+    assert [x[:2] for x in calls] == [(a, 3000), (c, 3000)]
+    assert len(b.moves) == 4
+
+
+def test_a_move_with_a_vct_found_after_it_is_given_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    """When no candidate is proven quiet, the search's move stands unless the opponent's VCT after
+    it was found (by the deepening, or by ``pn_nodes`` of the proof-number search where the
+    deepening left it open): then the first candidate not proven lost, checked or not, fours
+    included; when every one is lost, the search's move."""
+    from gomoku_ai import player as P
+    b = Board(15)
+    for name in ("h8", "i9", "c3", "m13"):
+        b.push(b.parse(name))
+    a, c, d = (b.parse(x) for x in ("b12", "n2", "e6"))
+    info = SearchInfo(move=a, candidates=[Candidate(m, 100 - 10 * i, 0.1, 0.2)
+                                          for i, m in enumerate((a, c, d))])
+    soon = time.perf_counter() + 30.0
+    q = P.Quiet(nodes=3000, first_nodes=300, pn_nodes=3000)
+    calls: List[Any] = []
+    for script, want in (({a: "lost", c: "lost", d: 10 ** 6}, d),
+                         ({a: "lost", c: 10 ** 6, d: 10 ** 6}, c),
+                         ({a: "pn", c: 10 ** 6, d: 10 ** 6}, c),
+                         ({a: 10 ** 6, c: "lost", d: 10 ** 6}, a),
+                         ({a: "lost", c: "lost", d: "lost"}, a)):
+        calls.clear()
+        _scripted_vct(monkeypatch, script, calls)
+        assert P._quiet_choice(b, info, soon, q).move == want, script
+        # the proof-number search runs only on the search's own move, and only when it is open
+        assert [m for m, _n, pn in calls if pn] == ([] if script[a] == "lost" else [a])
+    calls.clear()
+    _scripted_vct(monkeypatch, {a: "pn", c: 10 ** 6, d: 10 ** 6}, calls)
+    assert P._quiet_choice(b, info, soon, q._replace(pn_nodes=0)).move == a
+    assert not any(pn for _m, _n, pn in calls)
+    assert len(b.moves) == 4
+
+
 def test_the_quiet_switch_is_on_unless_0(monkeypatch: pytest.MonkeyPatch) -> None:
     from gomoku_ai import checks
     from gomoku_ai import player as P
     for text, want in (("", P.QUIET_SEARCH), ("0", None), ("1", P.QUIET_SEARCH), ("7,500", P.Quiet(7, 500)),
                        ("moves=6", P.Quiet(moves=6)), ("nodes=5000, depth=9", P.Quiet(9, 5000)),
-                       ("share=0.1,time_share=0.2,cap_ms=150", P.Quiet(share=0.1, time_share=0.2, cap_ms=150.0))):
+                       ("share=0.1,time_share=0.2,cap_ms=150", P.Quiet(share=0.1, time_share=0.2, cap_ms=150.0)),
+                       ("first_nodes=0,pn_nodes=0", P.Quiet(first_nodes=0, pn_nodes=0))):
         monkeypatch.setenv("PYGOMOKU_QUIET", text)
         assert Player().quiet == want, text
     for bad in ("deep", "7", "7,500,6", "0,500", "moves=0", "share=1.5", "time_share=1.0", "cap_ms=-1",
-                "moves=6.5", "nodes=0", "width=3", "nodes=x"):
+                "moves=6.5", "nodes=0", "width=3", "nodes=x", "first_nodes=-1", "pn_nodes=-5"):
         monkeypatch.setenv("PYGOMOKU_QUIET", bad)
         with pytest.raises(checks.ConfigError, match="PYGOMOKU_QUIET"):
             Player()
