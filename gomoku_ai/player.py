@@ -13,7 +13,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, NamedTuple, Optional, Protocol, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, NamedTuple, Optional, Protocol, Set, Tuple
 
 import numpy as np
 
@@ -64,6 +64,15 @@ class Source(checks.StrKind):
     POLICY = "policy"     # the HTTP service's answer below its time floor: the network's best prior
     SLEEPY = "sleepy"     # the diagnostic players of :mod:`gomoku_ai.testplayers`
     STUCK = "stuck"
+
+
+class Quietness(checks.StrKind):
+    """What the quiet-move preference knows of a candidate: the opponent's VCT search after it
+    (:func:`_quiet_status`)."""
+
+    OPEN = "open"         # not searched yet, or cut by its node limit or the deadline
+    QUIET = "quiet"       # the search ended without a VCT: no VCT within our threat rules
+    LOST = "lost"         # a VCT was found: lost, as far as those rules go
 
 
 class Candidate(NamedTuple):
@@ -830,7 +839,7 @@ def _quiet_choice(board: Board, info: SearchInfo, deadline: float,
         return info
     me = board.side_to_move
     fours = {c.move for c in order if _makes_four(board, c.move, me)}
-    status: Dict[int, str] = {c.move: "open" for c in order if c.move not in fours}
+    status: Dict[int, Quietness] = {c.move: Quietness.OPEN for c in order if c.move not in fours}
     rounds = (quiet.first_nodes, quiet.nodes) if 0 < quiet.first_nodes < quiet.nodes else (quiet.nodes,)
     for nodes in rounds:
         # a quiet proof usually takes a few hundred nodes, a search that finds nothing all of them:
@@ -838,35 +847,35 @@ def _quiet_choice(board: Board, info: SearchInfo, deadline: float,
         # next gives the rest to the open ones ranked above the first proven quiet
         for c in order:
             st = status.get(c.move)
-            if st == "quiet":
+            if st is Quietness.QUIET:
                 return _play_candidate(info, c)
-            if st != "open":
+            if st is not Quietness.OPEN:
                 continue
             if time.perf_counter() >= deadline:
                 return _unquiet_choice(board, info, order, status, quiet, deadline)
-            if _quiet_status(board, c.move, quiet.depth, nodes, deadline, status) == "quiet":
+            if _quiet_status(board, c.move, quiet.depth, nodes, deadline, status) is Quietness.QUIET:
                 break
     return _unquiet_choice(board, info, order, status, quiet, deadline)
 
 
-def _unquiet_choice(board: Board, info: SearchInfo, order: List[Candidate], status: Dict[int, str],
+def _unquiet_choice(board: Board, info: SearchInfo, order: List[Candidate], status: Dict[int, Quietness],
                     quiet: Quiet, deadline: float) -> SearchInfo:
     """The end of :func:`_quiet_choice`: the first of ``order`` proven quiet (``status``), else the
     search's move unless the opponent has a VCT after it (:func:`_not_proven_lost`; when the
     deepening left it open, ``quiet.pn_nodes`` of the proof-number search, whose VCTs are as sound,
     look for one before ``deadline``)."""
-    first = next((c for c in order if status.get(c.move) == "quiet"), None)
+    first = next((c for c in order if status.get(c.move) is Quietness.QUIET), None)
     if first is not None:
         return _play_candidate(info, first)
-    if status.get(info.move) == "open" and quiet.pn_nodes and time.perf_counter() < deadline:
+    if status.get(info.move) is Quietness.OPEN and quiet.pn_nodes and time.perf_counter() < deadline:
         board.push(info.move)
         try:
             if vct.vct_search(board, quiet.depth, quiet.pn_nodes, deadline=deadline,
                               proof_numbers=True).line is not None:
-                status[info.move] = "lost"
+                status[info.move] = Quietness.LOST
         finally:
             board.pop()
-    return _not_proven_lost(info, order, {m for m, st in status.items() if st == "lost"})
+    return _not_proven_lost(info, order, {m for m, st in status.items() if st is Quietness.LOST})
 
 
 def _makes_four(board: Board, move: int, me: int) -> bool:
@@ -879,21 +888,20 @@ def _makes_four(board: Board, move: int, me: int) -> bool:
 
 
 def _quiet_status(board: Board, move: int, depth: int, nodes: int, deadline: float,
-                  status: Dict[int, str]) -> str:
-    """After ``move`` of the side to move: "lost" (the opponent's VCT search, the iterative
-    deepening to ``depth`` with ``nodes`` attacker nodes, finds a VCT), "quiet" (it ends without
-    one) or "open" (cut by its node limit or the deadline, perf_counter seconds); also written to
-    ``status[move]``."""
+                  status: Dict[int, Quietness]) -> Quietness:
+    """After ``move`` of the side to move, the opponent's VCT search (the iterative deepening to
+    ``depth`` with ``nodes`` attacker nodes, cut at ``deadline``, perf_counter seconds): LOST when it
+    finds a VCT, QUIET when it ends without one, OPEN when cut; also written to ``status[move]``."""
     board.push(move)
     try:
         r = vct.vct_search(board, depth, nodes, deadline=deadline, proof_numbers=False)
     finally:
         board.pop()
-    status[move] = "lost" if r.line is not None else "open" if r.aborted else "quiet"
+    status[move] = Quietness.LOST if r.line is not None else Quietness.OPEN if r.aborted else Quietness.QUIET
     return status[move]
 
 
-def _not_proven_lost(info: SearchInfo, order: List[Candidate], lost: "set[int]") -> SearchInfo:
+def _not_proven_lost(info: SearchInfo, order: List[Candidate], lost: Set[int]) -> SearchInfo:
     """The search's choice, unless the opponent's VCT after it was found (``lost``): then the first of
     ``order`` (candidates by visits) not in ``lost``, checked or not; the choice stands when all are."""
     if info.move not in lost:
