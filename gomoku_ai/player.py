@@ -837,8 +837,7 @@ def _quiet_choice(board: Board, info: SearchInfo, deadline: float,
     order = [c for c in info.candidates[:quiet.moves] if c.q > -0.999 and c.visits >= quiet.share * best]
     if len(order) < 2:
         return info
-    me = board.side_to_move
-    fours = {c.move for c in order if _makes_four(board, c.move, me)}
+    fours = {f.move for f in tactics.four_moves(board)}
     status: Dict[int, Quietness] = {c.move: Quietness.OPEN for c in order if c.move not in fours}
     rounds = (quiet.first_nodes, quiet.nodes) if 0 < quiet.first_nodes < quiet.nodes else (quiet.nodes,)
     for nodes in rounds:
@@ -876,15 +875,6 @@ def _unquiet_choice(board: Board, info: SearchInfo, order: List[Candidate], stat
         finally:
             board.pop()
     return _not_proven_lost(info, order, {m for m, st in status.items() if st is Quietness.LOST})
-
-
-def _makes_four(board: Board, move: int, me: int) -> bool:
-    """Whether ``move`` of ``me`` (the side to move on ``board``) makes a four."""
-    board.push(move)
-    try:
-        return bool(tactics.five_points_through(board, move, me))
-    finally:
-        board.pop()
 
 
 def _quiet_status(board: Board, move: int, depth: int, nodes: int, deadline: float,
