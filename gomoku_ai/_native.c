@@ -767,6 +767,12 @@ static int threat_cmp(const void *x, const void *y) {
     return a[0] - b[0];
 }
 
+static int quiet_cmp(const void *x, const void *y) {
+    const int *a = (const int *)x, *b = (const int *)y;   /* (move, windows) */
+    if (a[1] != b[1]) return b[1] - a[1];
+    return a[0] - b[0];
+}
+
 /* vct._threats of c on s: rows (padded move, fours, threes), most threatening first, then by
  * move. Returns how many. */
 static int threat_rows(const Search *s, int c, int rows[][3]) {
@@ -785,6 +791,50 @@ static int threat_rows(const Search *s, int c, int rows[][3]) {
         rows[nr][0] = m; rows[nr][1] = fours; rows[nr][2] = threes; nr++;
     }
     qsort(rows, (size_t)nr, sizeof(rows[0]), threat_cmp);   /* (padded order is flat order) */
+    return nr;
+}
+
+/* vct._quiet_threats of c on s: the empty squares of the n-windows holding exactly n - 3 stones of
+ * c and empty squares otherwise (after such a move a four can follow along that line) that make no
+ * five, four or open three, as rows (padded move, lines): the number of lines (directions) through
+ * the square with such a window, the most first, then by move. Returns how many. */
+static int quiet_rows(const Search *s, int c, int rows[][2]) {
+    static unsigned score[MAX_CELLS], seen[MAX_CELLS], stamp = 0;
+    static int last[MAX_CELLS], sq[MAX_CELLS];
+    if (++stamp == 0) { memset(seen, 0, sizeof(seen)); stamp = 1; }
+    const unsigned char *b = s->cell;
+    int n = s->n, k = n - 3, ns = 0;
+    const Lines *g = s->g;
+    for (int li = 0; li < g->count; li++) {
+        int L = g->len[li];
+        if (s->lcnt[li] < k) continue;          /* no window with k stones of c */
+        const short *q = g->pad[li];
+        int cc = 0, ce = 0;
+        for (int j = 0; j < L; j++) {
+            int x = b[q[j]];
+            cc += x == c; ce += x == EMPTY;
+            if (j >= n) { int u = b[q[j - n]]; cc -= u == c; ce -= u == EMPTY; }
+            if (j < n - 1 || cc != k || ce != n - k) continue;
+            for (int t = j - n + 1; t <= j; t++) {
+                int e = q[t];
+                if (b[e] != EMPTY) continue;
+                if (seen[e] != stamp) { seen[e] = stamp; score[e] = 0; last[e] = -1; sq[ns++] = e; }
+                if (last[e] != li) { last[e] = li; score[e]++; }   /* once a line */
+            }
+        }
+    }
+    int nr = 0;
+    for (int i = 0; i < ns; i++) {
+        int m = sq[i], hot = 0;
+        for (int d = 0; d < 4 && !hot; d++) {
+            LineInfo li;
+            line_info(s, m, s->dirs[d], c, &li);
+            hot = li.five || li.nf || li.nt;
+        }
+        if (hot) continue;
+        rows[nr][0] = m; rows[nr][1] = (int)score[m]; nr++;
+    }
+    qsort(rows, (size_t)nr, sizeof(rows[0]), quiet_cmp);   /* (padded order is flat order) */
     return nr;
 }
 
@@ -904,6 +954,7 @@ typedef struct {
     uint64_t stones, base[3], root;
     long long nodes, node_limit, vcf_total, cut;
     int vcf_nodes, max_threats, replay;
+    int max_quiet;                 /* the root's quiet candidates (quiet_rows), after its threats */
     double deadline;               /* CLOCK_MONOTONIC seconds; <= 0: none */
     uint32_t table;
     int error;                     /* a Python exception is set (memory, hints) */
@@ -1067,7 +1118,8 @@ static int or_node(VCT *v, int depth, int *out, int *len, int *block) {
 }
 
 /* The attacker's candidates at a node that goes on: the block, or its threats (vct._threats, at
- * most max_threats of them), the hint first. Their number, or VCT_ABORT. */
+ * most max_threats of them) and, at the root, at most max_quiet quiet moves (quiet_rows: the
+ * defender node keeps those that threaten a VCF), the hint first. Their number, or VCT_ABORT. */
 static int attacker_cands(VCT *v, int block, int *cands) {
     int nc = 0;
     if (block >= 0) cands[nc++] = block;
@@ -1075,6 +1127,11 @@ static int attacker_cands(VCT *v, int block, int *cands) {
         static int rows[MAX_CELLS][3];
         int nr = threat_rows(v->s, v->att, rows);
         for (int i = 0; i < nr && nc < v->max_threats; i++) cands[nc++] = rows[i][0];
+        if (v->max_quiet > 0 && vkey(v) == v->root) {
+            static int qrows[MAX_CELLS][2];
+            int nq = quiet_rows(v->s, v->att, qrows);
+            for (int i = 0; i < nq && i < v->max_quiet; i++) cands[nc++] = qrows[i][0];
+        }
     }
     int hint = vhint(v, v->hatt);
     if (hint == -2) return VCT_ABORT;
@@ -1419,20 +1476,20 @@ static int pn_root(VCT *v, int max_depth, int *line, int room) {
  * replay unused). */
 static PyObject *vct_search(PyObject *self, PyObject *args) {
     Py_buffer buf;
-    int w, h, n, exact, att, max_depth, vcf_nodes, max_threats, replay, start, pns;
+    int w, h, n, exact, att, max_depth, vcf_nodes, max_threats, replay, start, pns, max_quiet;
     long long node_limit;
     double budget;
     unsigned long long salt;
     unsigned int table;
     PyObject *hatt, *hdef;
     (void)self;
-    if (!PyArg_ParseTuple(args, "y*iiiiiiLiidKIpOOip", &buf, &w, &h, &n, &exact, &att, &max_depth,
+    if (!PyArg_ParseTuple(args, "y*iiiiiiLiidKIpOOipi", &buf, &w, &h, &n, &exact, &att, &max_depth,
                           &node_limit, &vcf_nodes, &max_threats, &budget, &salt, &table, &replay,
-                          &hatt, &hdef, &start, &pns))
+                          &hatt, &hdef, &start, &pns, &max_quiet))
         return NULL;
     Py_ssize_t need = (Py_ssize_t)(h + 2) * (w + 1) + 1;
     if (w < 5 || h < 5 || w > 32 || h > 32 || n < 3 || n > 8 || (att != 1 && att != 2)
-        || buf.len != need || max_threats < 0 || max_depth > VCT_MAX_DEPTH || (hatt != Py_None && !PyDict_Check(hatt))
+        || buf.len != need || max_threats < 0 || max_quiet < 0 || max_depth > VCT_MAX_DEPTH || (hatt != Py_None && !PyDict_Check(hatt))
         || (hdef != Py_None && !PyDict_Check(hdef))) {
         PyBuffer_Release(&buf);
         PyErr_SetString(PyExc_ValueError, "_native.vct: bad board geometry or arguments");
@@ -1452,6 +1509,7 @@ static PyObject *vct_search(PyObject *self, PyObject *args) {
     v->base[1] = key_base(salt, 1); v->base[2] = key_base(salt, 2);
     v->root = vkey(v);
     v->node_limit = node_limit; v->vcf_nodes = vcf_nodes; v->max_threats = max_threats;
+    v->max_quiet = max_quiet;
     v->replay = replay; v->table = table;
     v->deadline = budget > 0 ? now_s() + budget : 0;
     v->hatt = hatt == Py_None ? NULL : hatt;

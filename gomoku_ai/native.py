@@ -160,7 +160,7 @@ class NativeVCT(NamedTuple):
 def vct(board: Board, max_depth: int, node_limit: int, deadline: Optional[float], vcf_nodes: int,
         max_threats: int, replay: bool, hints_attack: Optional[Dict[int, int]],
         hints_defence: Optional[Dict[int, int]], start_depth: int = 1,
-        proof_numbers: bool = False) -> NativeVCT:
+        proof_numbers: bool = False, quiet_moves: int = 0) -> NativeVCT:
     """:class:`gomoku_ai.vct._VCT` (without ``verify_defences``) in C for the side to move of ``board``
     (which :func:`serves`; ``max_depth`` <= :data:`VCT_MAX_DEPTH`): the same search, answers and
     node counts. ``deadline``: an absolute :func:`time.perf_counter` time. ``hints_*``: the
@@ -168,7 +168,8 @@ def vct(board: Board, max_depth: int, node_limit: int, deadline: Optional[float]
     position keys, so a Hints object should serve C searches only); ``start_depth``: the first
     depth of the iterative deepening. ``proof_numbers``: search the same tree by depth-first
     proof-number search instead (the depth capped at 1, 2, 3, 5, 8, 12 then ``max_depth``, those
-    below ``start_depth`` skipped; ``replay`` unused). Its VCF searches share
+    below ``start_depth`` skipped; ``replay`` unused). ``quiet_moves``: the root's quiet candidates
+    (:func:`gomoku_ai.vct._quiet_threats`, computed in C). Its VCF searches share
     one new transposition table. The board is not changed."""
     assert _c is not None
     budget = 0.0
@@ -177,7 +178,7 @@ def vct(board: Board, max_depth: int, node_limit: int, deadline: Optional[float]
     salt = (_SALT[board.rule] << 16) | (board.n << 12) | (board.width << 6) | board.height
     line, nodes, vcf_total, aborted, depth = _c.vct(
         board._buf, *geometry(board), board.side_to_move, max_depth, node_limit, vcf_nodes, max_threats, budget, salt,
-        table_for(None), replay, hints_attack, hints_defence, start_depth, proof_numbers)
+        table_for(None), replay, hints_attack, hints_defence, start_depth, proof_numbers, quiet_moves)
     return NativeVCT(line, nodes, vcf_total, bool(aborted), depth)
 
 

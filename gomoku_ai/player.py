@@ -208,6 +208,7 @@ class Player:
         self.check_time: Tuple[float, float] = _switch("PYGOMOKU_CHECK_TIME")
         self.check_resume = os.environ.get("PYGOMOKU_CHECK_RESUME", "1") != "0"   # _checked_search
         self.attack_search: Tuple[int, int] = _switch("PYGOMOKU_ATTACK")
+        self.attack_quiet: int = _switch("PYGOMOKU_ATTACK_QUIET")   # ATTACK_QUIET
         self.defence_levels: Tuple[Tuple[int, int, float, float], ...] = _switch("PYGOMOKU_DEFENCE_LEVELS")
         self.defence_drop = os.environ.get("PYGOMOKU_DEFENCE_DROP", "1") != "0"   # _safe_defences
         # A/B switch: PYGOMOKU_MCTS="c_puct=1.2,fpu_reduction=0.3" (MCTSConfig fields)
@@ -461,16 +462,17 @@ class Player:
             # machine's speed (fixed-visit matches replay exactly)
             dl = dl2 = None
             attack_nodes, defence_nodes, vcf_nodes, total = VCT_NODES_NO_CLOCK
-            attack_depth = ROOT_VCT_DEPTH
+            attack_depth, quiet = ROOT_VCT_DEPTH, 0
         else:
             dl = t0 + min(0.12 * soft, 400.0) / 1000.0
             dl2 = t0 + min((0.25 if self.vct_filter else 0.20) * soft, 600.0) / 1000.0
             (attack_depth, attack_nodes), defence_nodes, vcf_nodes, total = \
                 self.attack_search, 3000, 2000, None
+            quiet = self.attack_quiet
             if time.perf_counter() >= dl:
                 return None, False
         res = vct.vct_search(board, max_depth=attack_depth, node_limit=attack_nodes, deadline=dl,
-                             vcf_nodes=vcf_nodes)
+                             vcf_nodes=vcf_nodes, quiet_moves=quiet)
         if res.line:
             return SearchInfo(move=res.line[0], value=1.0, pv=list(res.line), proven=1,
                               source=Source.VCT, depth=len(res.line))
@@ -563,9 +565,15 @@ class Player:
 DEFENCE_LEVELS = ((3, 3000, 0.30, 600.0), (5, 10000, 0.45, 900.0))
 
 #: the root's search for our own VCT: its depth without a clock, and with a clock (VCT depth,
-#: attacker nodes); it stops at about 12 % of the soft budget (at most 400 ms) whatever the limits
+#: attacker nodes); it stops at about 12 % of the soft budget (at most 400 ms) whatever the limits.
+#: Depth 8 since session 40 (was 5): on our positions of 400 games it finds 13-16 more wins in
+#: about 1,100 positions for 8-10 ms more a move on average (benchmarks/results/s40)
 ROOT_VCT_DEPTH = 5
-ATTACK_SEARCH = (ROOT_VCT_DEPTH, 30000)
+ATTACK_SEARCH = (8, 30000)
+
+#: with a clock, our VCT's first move may also be one of this many quiet moves (vct._quiet_threats:
+#: no four or three, but a VCF threat after it); PYGOMOKU_ATTACK_QUIET=0 turns them off (session 40)
+ATTACK_QUIET = 40
 
 #: the root's search for the opponent's VCT as if we passed, with a clock: (VCT depth, attacker nodes)
 THREAT_SEARCH = (3, 6000)
@@ -670,6 +678,19 @@ def _threat_search(text: str, name: str = "PYGOMOKU_THREAT",
     return depth, nodes
 
 
+def _count(text: str, name: str, default: int) -> int:
+    """A count switch (``PYGOMOKU_ATTACK_QUIET``): a non-negative integer; "" is ``default``."""
+    if not text.strip():
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        raise checks.ConfigError(f"{name}={text!r}: expected a count (an integer >= 0)") from None
+    if value < 0:
+        raise checks.ConfigError(f"{name}={text!r}: must be >= 0")
+    return value
+
+
 def _check_time(text: str) -> Tuple[float, float]:
     """``"SHARE,CAP_MS"`` (the ``PYGOMOKU_CHECK_TIME`` A/B switch: the share of the soft budget, at most
     CAP_MS ms, that a search under threat leaves to the check of its choice) as a pair; "" is
@@ -730,6 +751,7 @@ _PARSERS: Dict[str, Callable[[str], Any]] = {
     "PYGOMOKU_THREAT": lambda t: _threat_search(t, "PYGOMOKU_THREAT", THREAT_SEARCH),
     "PYGOMOKU_CHECK": lambda t: _threat_search(t, "PYGOMOKU_CHECK", CHECK_SEARCH),
     "PYGOMOKU_ATTACK": lambda t: _threat_search(t, "PYGOMOKU_ATTACK", ATTACK_SEARCH),
+    "PYGOMOKU_ATTACK_QUIET": lambda t: _count(t, "PYGOMOKU_ATTACK_QUIET", ATTACK_QUIET),
     "PYGOMOKU_CHECK_TIME": _check_time,
     "PYGOMOKU_DEFENCE_LEVELS": _defence_levels,
     "PYGOMOKU_QUIET": _quiet,

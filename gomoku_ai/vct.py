@@ -145,6 +145,30 @@ def _threats(ctx: _Ctx, c: int) -> List[Tuple[int, int, int]]:
     return out
 
 
+def _quiet_threats(ctx: _Ctx, c: int) -> List[Tuple[int, int]]:
+    """The quiet moves a VCT's first attacker move may also be (``quiet_moves``): the empty squares
+    of the n-windows holding exactly n - 3 stones of ``c`` and empty squares otherwise (after the
+    move a four can follow along that line) that make no five, four or open three, as ``(move,
+    lines)``: the number of lines (directions) through the move with such a window, the most first,
+    then by move. Renju Black: forbidden points are left out. The defender node keeps only those
+    after which the attacker threatens a VCF. (The C search computes the same list.)"""
+    lines: Dict[int, int] = {}
+    for m, _d in _window_squares(ctx, c, ctx.n - 3):
+        lines[m] = lines.get(m, 0) + 1
+    info = ctx.info
+    renju_black = ctx.renju and c == BLACK
+    out: List[Tuple[int, int]] = []
+    for m, k in lines.items():
+        infos = (info(m, 0, c), info(m, 1, c), info(m, 2, c), info(m, 3, c))
+        if any(inf.five or inf.fpts or inf.tpts for inf in infos):
+            continue
+        if renju_black and ctx.forbidden(m, infos):
+            continue
+        out.append((m, k))
+    out.sort(key=lambda t: (-t[1], t[0]))
+    return out
+
+
 #: a defender's reply to a three is first met by replaying the VCF the three threatened
 #: (:meth:`_VCT._replay`); the attack node searches only when the reply breaks it.
 #: PYGOMOKU_VCT_REPLAY=0 turns it off (A/B matches)
@@ -209,7 +233,7 @@ def _first(moves: List[int], m: Optional[int]) -> List[int]:
 class _VCT:
     def __init__(self, board: Board, node_limit: int, deadline: Optional[float],
                  vcf_nodes: int, max_threats: int, verify: bool = False,
-                 hints: Optional[Hints] = None) -> None:
+                 hints: Optional[Hints] = None, quiet_moves: int = 0) -> None:
         self.board = board
         self.hints = hints
         self.root = board.hash
@@ -220,6 +244,7 @@ class _VCT:
         self.deadline = deadline
         self.vcf_nodes = vcf_nodes
         self.max_threats = max_threats
+        self.quiet_moves = quiet_moves
         self.nodes = 0
         self.vcf_total = 0
         self.cut = 0
@@ -304,6 +329,8 @@ class _VCT:
                      if not (ctx.renju and self.att == BLACK and ctx.forbidden(m))]
         else:
             cands = [m for m, _f, _t in _threats(ctx, self.att)[:self.max_threats]]
+            if self.quiet_moves and h == self.root:
+                cands += [m for m, _k in _quiet_threats(ctx, self.att)[:self.quiet_moves]]
         hints = self.hints
         if hints is not None:
             cands = _first(cands, hints.attack.get(h ^ self.root))
@@ -443,7 +470,8 @@ class _VCT:
 def vct_search(board: Board, max_depth: int = 4, node_limit: int = 20000,
                deadline: Optional[float] = None, vcf_nodes: int = 2000,
                max_threats: int = 24, verify_defences: bool = False,
-               hints: Optional[Hints] = None, proof_numbers: Optional[bool] = None) -> VCTResult:
+               hints: Optional[Hints] = None, proof_numbers: Optional[bool] = None,
+               quiet_moves: int = 0) -> VCTResult:
     """Search a VCT for the side to move (see the module docstring).
 
     ``max_depth``: most attacker threats before the final VCF; ``node_limit``: attacker nodes over
@@ -455,8 +483,14 @@ def vct_search(board: Board, max_depth: int = 4, node_limit: int = 20000,
     attack nodes below refute with one VCF search each -- the same answers, measured 2.4x faster
     on game positions (``benchmarks/bench_vct.py``). ``hints``: move-ordering memory shared with
     other searches from sibling positions (:class:`Hints`). ``proof_numbers``: whether the C search
-    is the proof-number one (None: :data:`PN_VCT`). The board is left unchanged.
+    is the proof-number one (None: :data:`PN_VCT`). ``quiet_moves``: the first attacker move may
+    also be one of this many quiet moves (:func:`_quiet_threats`, after the threats): a move that
+    makes no four or three but leaves a VCF threat, which the defender must stop like a three's
+    (session 40: such wins are missed otherwise; the player's own VCT uses them, not its checks of
+    the opponent's, where a wider tree makes "no VCT" proofs rarer). The board is left unchanged.
     """
+    if quiet_moves < 0:
+        raise ValueError(f"quiet_moves={quiet_moves}: must be >= 0")
     t0 = time.perf_counter()
     pns = PN_VCT if proof_numbers is None else proof_numbers
     if board.winner is not None or board.is_full():
@@ -466,12 +500,12 @@ def vct_search(board: Board, max_depth: int = 4, node_limit: int = 20000,
         start = 1 if hints is None else max(1, min(hints.depth, max_depth))
         r = native.vct(board, max_depth, node_limit, deadline, vcf_nodes, max_threats, REPLAY_THREAT,
                        None if hints is None else hints.attack,
-                       None if hints is None else hints.defence, start, pns)
+                       None if hints is None else hints.defence, start, pns, quiet_moves)
         if hints is not None and r.line is not None:
             hints.depth = r.depth
         return VCTResult(r.line, r.nodes, r.vcf_nodes, r.aborted, r.depth, time.perf_counter() - t0)
     res = _VCT(board, node_limit, deadline, vcf_nodes, max_threats,
-               verify_defences, hints).run(max_depth)
+               verify_defences, hints, quiet_moves).run(max_depth)
     res.elapsed_s = time.perf_counter() - t0
     return res
 

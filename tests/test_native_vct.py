@@ -147,10 +147,10 @@ def test_deep_searches_and_verified_defences_stay_in_python(monkeypatch: pytest.
 def test_bad_arguments_are_refused() -> None:
     assert native._c is not None
     b = Board(15)
-    args = [b._buf, 15, 15, 5, 0, 1, 3, 100, 100, 24, 0.0, 1, 1, True, None, None, 1, False]
+    args = [b._buf, 15, 15, 5, 0, 1, 3, 100, 100, 24, 0.0, 1, 1, True, None, None, 1, False, 0]
     native._c.vct(*args)
-    native._c.vct(*args[:-1], True)
-    for i, bad in ((0, b"\x03" * 10), (6, native.VCT_MAX_DEPTH + 1), (14, [])):
+    native._c.vct(*args[:-2], True, 40)
+    for i, bad in ((0, b"\x03" * 10), (6, native.VCT_MAX_DEPTH + 1), (14, []), (18, -1)):
         wrong = list(args)
         wrong[i] = bad
         with pytest.raises(ValueError, match="bad board geometry or arguments"):
