@@ -81,6 +81,24 @@ def test_c_and_python_vct_give_the_same_results(monkeypatch: pytest.MonkeyPatch)
     assert searches > 400 and found > 60 and aborted > 5     # wins, failures and cut searches
 
 
+def test_with_quiet_first_moves_they_agree(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The root's quiet candidates (vct._quiet_threats in Python, quiet_rows in C) are the same
+    moves in the same order: the searches agree node for node, and some wins start with one."""
+    found = quiet_first = 0
+    for b in _positions()[::2]:
+        for passed in (False, True):
+            if passed:
+                b.pass_turn()
+            c, py = _both(monkeypatch, b, max_depth=3, node_limit=2000, vcf_nodes=500, quiet_moves=12)
+            assert _key(c) == _key(py), (b.moves, passed)
+            if c.line is not None:
+                found += 1
+                quiet_first += c.line[0] not in {m for m, _f, _t in vct.threat_moves(b)}
+            if passed:
+                b.pass_turn()
+    assert found > 40 and quiet_first > 0, (found, quiet_first)
+
+
 def test_without_the_threat_replay_they_agree_too(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(vct, "REPLAY_THREAT", False)
     boards = [p.board() for p in read_positions(ROOT / "benchmarks" / "data" / "vct_positions.txt")]

@@ -273,20 +273,22 @@ def test_root_tactics_reports_the_threat_and_the_win_it_finds() -> None:
 
 
 def test_the_threat_search_and_defence_levels_switches(monkeypatch: pytest.MonkeyPatch) -> None:
-    """PYGOMOKU_THREAT, PYGOMOKU_DEFENCE_LEVELS, PYGOMOKU_CHECK and PYGOMOKU_ATTACK (A/B matches) replace
-    the root's threat search, its defence-check levels, the check of the search's choice and the
-    search for our own VCT; unset they are the defaults; a malformed value is a ConfigError naming
+    """PYGOMOKU_THREAT, PYGOMOKU_DEFENCE_LEVELS, PYGOMOKU_CHECK, PYGOMOKU_ATTACK and PYGOMOKU_ATTACK_QUIET
+    (A/B matches) replace the root's threat search, its defence-check levels, the check of the search's
+    choice, the search for our own VCT and its quiet first moves; unset they are the defaults; a malformed value is a ConfigError naming
     the switch; with one depth-3 level the player still plays the defence that stops the VCT."""
     from gomoku_ai import player as P
     from gomoku_ai.checks import ConfigError
     p = Player()
-    assert (p.threat_search, p.defence_levels, p.check_search, p.attack_search) == \
-        (P.THREAT_SEARCH, P.DEFENCE_LEVELS, P.CHECK_SEARCH, P.ATTACK_SEARCH)
+    assert (p.threat_search, p.defence_levels, p.check_search, p.attack_search, p.attack_quiet) == \
+        (P.THREAT_SEARCH, P.DEFENCE_LEVELS, P.CHECK_SEARCH, P.ATTACK_SEARCH, P.ATTACK_QUIET)
     monkeypatch.setenv("PYGOMOKU_CHECK", "5,12000")
     monkeypatch.setenv("PYGOMOKU_ATTACK", "9,50000")
+    monkeypatch.setenv("PYGOMOKU_ATTACK_QUIET", " 0")
     monkeypatch.setenv("PYGOMOKU_CHECK_TIME", "0.3,300")
-    assert (Player().check_search, Player().attack_search, Player().check_time) == \
-        ((5, 12000), (9, 50000), (0.3, 300.0))
+    assert (Player().check_search, Player().attack_search, Player().attack_quiet, Player().check_time) == \
+        ((5, 12000), (9, 50000), 0, (0.3, 300.0))
+    monkeypatch.setenv("PYGOMOKU_ATTACK_QUIET", "")
     assert p.check_time == (P.CHECK_SHARE, P.CHECK_MAX_MS)
     monkeypatch.setenv("PYGOMOKU_CHECK", "")
     monkeypatch.setenv("PYGOMOKU_CHECK_TIME", "")
@@ -298,11 +300,12 @@ def test_the_threat_search_and_defence_levels_switches(monkeypatch: pytest.Monke
     assert p.defence_levels == ((3, 3000, 0.45, 900.0), (5, 8000, 0.5, 950.0))
     for name, bad in (("PYGOMOKU_THREAT", "5"), ("PYGOMOKU_THREAT", "0,100"), ("PYGOMOKU_THREAT", "a,b"),
                       ("PYGOMOKU_CHECK", "5"), ("PYGOMOKU_CHECK", "3,0"), ("PYGOMOKU_ATTACK", "0,9"),
+                      ("PYGOMOKU_ATTACK_QUIET", "-1"), ("PYGOMOKU_ATTACK_QUIET", "many"),
                       ("PYGOMOKU_CHECK_TIME", "1.0,300"), ("PYGOMOKU_CHECK_TIME", "0.3"),
                       ("PYGOMOKU_DEFENCE_LEVELS", "3,3000,0.3"), ("PYGOMOKU_DEFENCE_LEVELS", "3,3000,1.5,600"),
                       ("PYGOMOKU_DEFENCE_LEVELS", "3,3000,0.3,600;"), ("PYGOMOKU_DEFENCE_LEVELS", "3,0,0.3,600")):
         for other in ("PYGOMOKU_THREAT", "PYGOMOKU_DEFENCE_LEVELS", "PYGOMOKU_CHECK", "PYGOMOKU_ATTACK",
-                      "PYGOMOKU_CHECK_TIME"):
+                      "PYGOMOKU_ATTACK_QUIET", "PYGOMOKU_CHECK_TIME"):
             monkeypatch.setenv(other, "")
         monkeypatch.setenv(name, bad)
         with pytest.raises(ConfigError, match=name):

@@ -445,3 +445,84 @@ def test_safe_moves_share_hints_unless_switched_off(monkeypatch: pytest.MonkeyPa
     seen.clear()
     V.safe_moves(b, moves, node_limit=50, hints=mine)
     assert seen and all(s is None for s in seen)
+
+
+#: session 38, AIWine 15x15 game 21 after 33 plies (White to move): White wins with e5, a move that
+#: makes no four or three but leaves a VCF threat; our player, searching threats only, missed it for
+#: four moves in a row and lost (Rapfi: mate in 17)
+QUIET_WIN = ("h8 g7 i6 g9 f10 e7 g10 e10 e9 d8 h7 g8 g6 f6 c9 d6 h10 h9 d9 f9 i10 j10 i8 f5 j9 k10 "
+             "f7 e8 i7 i9 a9 b9 f8")
+
+
+def _quiet_win_board() -> Board:
+    b = Board(15)
+    for name in QUIET_WIN.split():
+        b.push(b.parse(name))
+    return b
+
+
+def test_a_quiet_first_move_finds_the_win_the_threats_miss(vct_impl: str) -> None:
+    """With threats alone the search finishes (every depth, no limit cut it) without a win; with
+    quiet first moves it finds e5, which is not a threat, and the line is forced. That e5 wins
+    whatever the reply is checked square by square (with the C search): after every reply White
+    still has a VCT."""
+    b = _quiet_win_board()
+    plain = V.vct_search(b, max_depth=8, node_limit=200000, vcf_nodes=20000, quiet_moves=0)
+    assert plain.line is None and not plain.aborted
+    r = V.vct_search(b, max_depth=8, node_limit=200000, vcf_nodes=20000, quiet_moves=40)
+    assert r.line is not None and b.move_name(r.line[0]) == "e5"
+    assert r.line[0] not in {m for m, _f, _t in V.threat_moves(b)}
+    replay_forced(b, r.line)
+    if vct_impl != "c":
+        return
+    b.push(r.line[0])
+    try:
+        for reply in [m for m in range(b.width * b.height) if b.is_empty(m)]:
+            b.push(reply)
+            assert V.vct_search(b, max_depth=8, node_limit=200000, vcf_nodes=20000,
+                                quiet_moves=40).line is not None, b.move_name(reply)
+            b.pop()
+    finally:
+        b.pop()
+
+
+def test_quiet_threats_make_no_threat_and_come_most_lines_first() -> None:
+    """vct._quiet_threats: moves that make no five, four or open three (none is a threat move), each
+    in at least one n-window holding n - 3 of the side's stones and nothing else, ordered by that
+    number of lines; renju Black's forbidden points are left out; a negative count is refused."""
+    b = _quiet_win_board()
+    ctx = T._Ctx(b)
+    q = V._quiet_threats(ctx, b.side_to_move)
+    threats = {m for m, _f, _t in V.threat_moves(b)}
+    assert q and not threats & {m for m, _k in q}
+    assert [k for _m, k in q] == sorted((k for _m, k in q), reverse=True) and q[-1][1] >= 1
+    assert len(q) == len({m for m, _k in q}) and all(b.is_empty(m) for m, _k in q)
+    # the gap * of XXX*XX: for Black a six, no five under exact five or renju, and in a vertical
+    # window with two Black stones (no three): quiet under exact five, forbidden (overline) in renju
+    overline = """
+        XXX*XX.
+        ...X...
+        .......
+        .......
+        ...X...
+        """
+    for rule, listed in ((Rule.STANDARD, True), (Rule.RENJU, False)):
+        rb, marks = pos(overline, rule=rule)
+        gap = marks["*"][0]
+        assert rb.side_to_move == 1
+        assert (gap in {m for m, _k in V._quiet_threats(T._Ctx(rb), 1)}) == listed, rule
+    with pytest.raises(ValueError, match="quiet_moves"):
+        V.vct_search(b, quiet_moves=-1)
+
+
+def test_the_player_wins_with_a_quiet_first_move_unless_switched_off(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a clock (3 s, so that the attack's share, 12 %, serves the Python search too) the root's
+    own VCT takes quiet first moves (player.ATTACK_QUIET) and plays e5 as a proven win; with PYGOMOKU_ATTACK_QUIET=0 the root finds no VCT there (the search decides)."""
+    b = _quiet_win_board()
+    info = Player().root_tactics(b, 3000.0)
+    assert info is not None and getattr(info, "source", None) == "vct" and info.proven == 1
+    assert b.move_name(info.move) == "e5"
+    monkeypatch.setenv("PYGOMOKU_ATTACK_QUIET", "0")
+    off = Player().root_tactics(b, 3000.0)
+    assert getattr(off, "source", None) != "vct"
