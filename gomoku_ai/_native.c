@@ -735,9 +735,10 @@ static int padded(const Search *s, long m) {
 }
 
 /* The empty squares of the n-windows holding exactly k stones of c and empty squares otherwise,
- * each once, in the order of tactics._window_squares (first met). Returns how many (<= max). */
-static int window_squares(const Search *s, int c, int k, int *out, int max) {
-    static unsigned char mark[MAX_CELLS];
+ * each once, in the order of tactics._window_squares (first met). Returns how many (<= max). With
+ * lines, lines[i] is the number of board lines (directions) through out[i] with such a window. */
+static int window_squares(const Search *s, int c, int k, int *out, int max, int *lines) {
+    static int mark[MAX_CELLS], last[MAX_CELLS];   /* mark: 1 + the square's index in out */
     const unsigned char *b = s->cell;
     int n = s->n, cnt = 0;
     const Lines *g = s->g;
@@ -752,8 +753,17 @@ static int window_squares(const Search *s, int c, int k, int *out, int max) {
             cc += v == c; ce += v == EMPTY;
             if (j >= n) { int u = b[q[j - n]]; cc -= u == c; ce -= u == EMPTY; }
             if (j < n - 1 || cc != k || ce != n - k) continue;
-            for (int t = j - n + 1; t <= j; t++)
-                if (b[q[t]] == EMPTY && !mark[q[t]] && cnt < max) { mark[q[t]] = 1; out[cnt++] = q[t]; }
+            for (int t = j - n + 1; t <= j; t++) {
+                int e = q[t];
+                if (b[e] != EMPTY) continue;
+                if (!mark[e]) {
+                    if (cnt >= max) continue;
+                    mark[e] = cnt + 1; last[e] = -1; out[cnt] = e;
+                    if (lines) lines[cnt] = 0;
+                    cnt++;
+                }
+                if (lines && last[e] != li) { last[e] = li; lines[mark[e] - 1]++; }   /* once a line */
+            }
         }
     }
     return cnt;
@@ -777,7 +787,7 @@ static int quiet_cmp(const void *x, const void *y) {
  * move. Returns how many. */
 static int threat_rows(const Search *s, int c, int rows[][3]) {
     static int sq[MAX_CELLS];
-    int ns = window_squares(s, c, s->n - 3, sq, MAX_CELLS), nr = 0;
+    int ns = window_squares(s, c, s->n - 3, sq, MAX_CELLS, NULL), nr = 0;
     for (int k = 0; k < ns; k++) {
         int m = sq[k], fours = 0, threes = 0, five = 0;
         for (int d = 0; d < 4 && !five; d++) {
@@ -799,30 +809,8 @@ static int threat_rows(const Search *s, int c, int rows[][3]) {
  * five, four or open three, as rows (padded move, lines): the number of lines (directions) through
  * the square with such a window, the most first, then by move. Returns how many. */
 static int quiet_rows(const Search *s, int c, int rows[][2]) {
-    static unsigned score[MAX_CELLS], seen[MAX_CELLS], stamp = 0;
-    static int last[MAX_CELLS], sq[MAX_CELLS];
-    if (++stamp == 0) { memset(seen, 0, sizeof(seen)); stamp = 1; }
-    const unsigned char *b = s->cell;
-    int n = s->n, k = n - 3, ns = 0;
-    const Lines *g = s->g;
-    for (int li = 0; li < g->count; li++) {
-        int L = g->len[li];
-        if (s->lcnt[li] < k) continue;          /* no window with k stones of c */
-        const short *q = g->pad[li];
-        int cc = 0, ce = 0;
-        for (int j = 0; j < L; j++) {
-            int x = b[q[j]];
-            cc += x == c; ce += x == EMPTY;
-            if (j >= n) { int u = b[q[j - n]]; cc -= u == c; ce -= u == EMPTY; }
-            if (j < n - 1 || cc != k || ce != n - k) continue;
-            for (int t = j - n + 1; t <= j; t++) {
-                int e = q[t];
-                if (b[e] != EMPTY) continue;
-                if (seen[e] != stamp) { seen[e] = stamp; score[e] = 0; last[e] = -1; sq[ns++] = e; }
-                if (last[e] != li) { last[e] = li; score[e]++; }   /* once a line */
-            }
-        }
-    }
+    static int sq[MAX_CELLS], lines[MAX_CELLS];
+    int ns = window_squares(s, c, s->n - 3, sq, MAX_CELLS, lines);
     int nr = 0;
     for (int i = 0; i < ns; i++) {
         int m = sq[i], hot = 0;
@@ -832,7 +820,7 @@ static int quiet_rows(const Search *s, int c, int rows[][2]) {
             hot = li.five || li.nf || li.nt;
         }
         if (hot) continue;
-        rows[nr][0] = m; rows[nr][1] = (int)score[m]; nr++;
+        rows[nr][0] = m; rows[nr][1] = lines[i]; nr++;
     }
     qsort(rows, (size_t)nr, sizeof(rows[0]), quiet_cmp);   /* (padded order is flat order) */
     return nr;
@@ -865,7 +853,7 @@ static PyObject *four_moves(PyObject *self, PyObject *args) {
     int c;
     (void)self;
     if (load_board(&T, args, &c)) return NULL;
-    int ns = window_squares(&T, c, T.n - 2, sq, MAX_CELLS);
+    int ns = window_squares(&T, c, T.n - 2, sq, MAX_CELLS, NULL);
     PyObject *out = PyList_New(0);
     if (!out) return NULL;
     for (int k = 0; k < ns; k++) {
@@ -1281,7 +1269,7 @@ static int and_node(VCT *v, int *out, int *len, int *replies, int *nrep_out, int
         }
         ncand = counter_squares(s, threat, tl, v->dfn, blk, st, mark, cand, ncand);
         int sq[MAX_CELLS];
-        int ns = window_squares(s, v->dfn, s->n - 2, sq, MAX_CELLS);
+        int ns = window_squares(s, v->dfn, s->n - 2, sq, MAX_CELLS, NULL);
         for (int i = 0; i < ns; i++) {
             int m = sq[i], five = 0, four = 0;
             if (mark[m] == st) continue;
@@ -1607,7 +1595,7 @@ static PyObject *three_replies(PyObject *self, PyObject *args) {
         }
     }
     if (!any) Py_RETURN_NONE;
-    int ns = window_squares(&T, 3 - c, n - 2, sq, MAX_CELLS);
+    int ns = window_squares(&T, 3 - c, n - 2, sq, MAX_CELLS, NULL);
     for (int k = 0; k < ns; k++)
         if (!mark[sq[k]] && is_four_move(&T, sq[k], 3 - c)) mark[sq[k]] = 1;
     PyObject *out = PyList_New(0);

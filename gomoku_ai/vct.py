@@ -9,7 +9,10 @@ The search (an AND/OR proof search over threat sequences)
 * **Attacker node** (attacker to move). A five wins; two defender five-points lose; one must be
   blocked (the only candidate). A VCF (:func:`gomoku_ai.tactics.vcf_search`) wins. Otherwise, with
   depth left, the attacker tries its *threats*: every move that makes a four or an open three
-  (broken threes included), ordered by the number of threat lines they make. Depth counts attacker
+  (broken threes included), ordered by the number of threat lines they make. At the root it may
+  also try *quiet* moves (``quiet_moves``, :func:`_quiet_threats`): no four or three, but a four can
+  follow along one of their lines; the defender node keeps those that leave a VCF threat, as it
+  does threes (session 40: Rapfi's mates in our lost games often start so). Depth counts attacker
   moves before the final VCF; iterative deepening finds short wins first.
 * **Defender node** (after an attacker move). After a four, the defender's only replies are the
   blocks. After a three (or a block), the attacker must threaten a VCF as if the defender passed;
