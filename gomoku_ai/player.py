@@ -466,9 +466,8 @@ class Player:
         else:
             dl = t0 + min(0.12 * soft, 400.0) / 1000.0
             dl2 = t0 + min((0.25 if self.vct_filter else 0.20) * soft, 600.0) / 1000.0
-            (attack_depth, attack_nodes), defence_nodes, vcf_nodes, total = \
-                self.attack_search, 3000, 2000, None
-            quiet = self.attack_quiet
+            (attack_depth, attack_nodes), quiet = self.attack_search, self.attack_quiet
+            defence_nodes, vcf_nodes, total = 3000, 2000, None
             if time.perf_counter() >= dl:
                 return None, False
         res = vct.vct_search(board, max_depth=attack_depth, node_limit=attack_nodes, deadline=dl,
