@@ -565,8 +565,9 @@ DEFENCE_LEVELS = ((3, 3000, 0.30, 600.0), (5, 10000, 0.45, 900.0))
 
 #: the root's search for our own VCT: its depth without a clock, and with a clock (VCT depth,
 #: attacker nodes); it stops at about 12 % of the soft budget (at most 400 ms) whatever the limits.
-#: Depth 8 since session 40 (was 5): on our positions of 400 games it finds 13-16 more wins in
-#: about 1,100 positions for 8-10 ms more a move on average (benchmarks/results/s40)
+#: Depth 8 since session 40 (was 5): with ATTACK_QUIET, on our positions of 400 games, it finds 16
+#: and 20 more wins in about 1,100 positions on 15x15 and 20x20, for 11-12 ms more a move on
+#: average (benchmarks/results/s40)
 ROOT_VCT_DEPTH = 5
 ATTACK_SEARCH = (8, 30000)
 
