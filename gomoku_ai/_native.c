@@ -778,7 +778,7 @@ static int threat_cmp(const void *x, const void *y) {
 }
 
 static int quiet_cmp(const void *x, const void *y) {
-    const int *a = (const int *)x, *b = (const int *)y;   /* (move, windows) */
+    const int *a = (const int *)x, *b = (const int *)y;   /* (move, lines) */
     if (a[1] != b[1]) return b[1] - a[1];
     return a[0] - b[0];
 }
