@@ -31,7 +31,7 @@ from typing import Dict, List, Tuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from results_io import read_results, results_path  # noqa: E402
+from results_io import player_points, read_results, results_path  # noqa: E402
 
 
 def scores(folder: Path, player: str) -> Dict[int, Tuple[int, float]]:
@@ -41,11 +41,9 @@ def scores(folder: Path, player: str) -> Dict[int, Tuple[int, float]]:
     out: Dict[int, Tuple[int, float]] = {}
     for n, r in enumerate(read_results(folder), 1):
         try:
-            colour = "black" if r["black"] == player else "white" if r["white"] == player else None
-            if colour is None:
-                continue
-            s = 0.5 if r["winner"] in (None, "draw") else 1.0 if r["winner"] == colour else 0.0
-            out[int(r["game"])] = (int(r["pair"]), s)
+            played = player_points(r, player)
+            if played is not None:
+                out[int(r["game"])] = (int(r["pair"]), played[1])
         except (ValueError, KeyError, TypeError) as e:
             raise SystemExit(f"{path}, game row {n}: not a game result ({e})")
     if not out:

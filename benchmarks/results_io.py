@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional, Tuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -34,3 +34,13 @@ def lost_by(rows: List[Dict[str, Any]], player: str) -> List[Dict[str, Any]]:
     """The game rows that ``player`` played and lost (decided games only: not draws or unfinished)."""
     return [g for g in rows if player in (g.get("black"), g.get("white")) and
             g.get("winner") in ("black", "white") and g[g["winner"]] != player]
+
+
+def player_points(row: Dict[str, Any], player: str) -> Optional[Tuple[str, float]]:
+    """``(colour, points)`` of ``player`` in one game row: its colour ("black" / "white") and its
+    score (1, 0.5 for a draw or no winner, 0); None when it did not play that game. A row without
+    the fields raises KeyError (the callers name the file and row)."""
+    colour = "black" if row["black"] == player else "white" if row["white"] == player else None
+    if colour is None:
+        return None
+    return colour, 0.5 if row["winner"] in (None, "draw") else 1.0 if row["winner"] == colour else 0.0
