@@ -73,7 +73,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, FrozenSet, List, NamedTuple, Optional, Set, Tuple, Union
+from typing import Dict, FrozenSet, List, NamedTuple, Optional, Tuple, Union
 
 from . import native
 from .board import Board
@@ -120,9 +120,7 @@ def threat_moves(board: Board, color: Optional[int] = None) -> List[Tuple[int, i
 def _threats(ctx: _Ctx, c: int) -> List[Tuple[int, int, int]]:
     if native.serves(ctx.board):
         return native.threats(ctx.board, c)
-    renju_black = ctx.renju and c == BLACK
-    out = [(m, fours, threes) for m, _k, fours, threes, infos in _window_moves(ctx, c)
-           if (fours or threes) and not (renju_black and ctx.forbidden(m, infos))]
+    out = [(m, fours, threes) for m, _k, fours, threes in _window_moves(ctx, c) if fours or threes]
     out.sort(key=lambda t: (-(2 * t[1] + t[2]), -t[1], t[0]))
     return out
 
@@ -134,23 +132,22 @@ def _quiet_threats(ctx: _Ctx, c: int) -> List[Tuple[int, int]]:
     lines)``: the number of lines (directions) through the move with such a window, the most first,
     then by move. Renju Black: forbidden points are left out. The defender node keeps only those
     after which the attacker threatens a VCF. (The C search computes the same list.)"""
-    renju_black = ctx.renju and c == BLACK
-    out = [(m, k) for m, k, fours, threes, infos in _window_moves(ctx, c)
-           if not (fours or threes) and not (renju_black and ctx.forbidden(m, infos))]
+    out = [(m, k) for m, k, fours, threes in _window_moves(ctx, c) if not (fours or threes)]
     out.sort(key=lambda t: (-t[1], t[0]))
     return out
 
 
-def _window_moves(ctx: _Ctx, c: int) -> List[Tuple[int, int, int, int, Tuple[Any, ...]]]:
+def _window_moves(ctx: _Ctx, c: int) -> List[Tuple[int, int, int, int]]:
     """What :func:`_threats` and :func:`_quiet_threats` choose from: each empty square of the
     n-windows holding exactly n - 3 stones of ``c`` and empty squares otherwise, once, in first-met
-    order, unless it makes five, as ``(move, lines, fours, threes, infos)``: the number of lines
-    through it with such a window, of lines where it makes a four, of the others where it makes an
-    open three, and its four line infos (for the renju check)."""
+    order, unless it makes five or is a forbidden point of renju Black, as ``(move, lines, fours,
+    threes)``: the number of lines through it with such a window, of lines where it makes a four,
+    and of the others where it makes an open three."""
     lines: Dict[int, int] = {}
     for m, _d in _window_squares(ctx, c, ctx.n - 3):
         lines[m] = lines.get(m, 0) + 1
     info = ctx.info
+    renju_black = ctx.renju and c == BLACK
     out = []
     for m, k in lines.items():
         infos = (info(m, 0, c), info(m, 1, c), info(m, 2, c), info(m, 3, c))
@@ -163,7 +160,8 @@ def _window_moves(ctx: _Ctx, c: int) -> List[Tuple[int, int, int, int, Tuple[Any
             elif inf.tpts:
                 threes += 1
         else:
-            out.append((m, k, fours, threes, infos))
+            if not (renju_black and ctx.forbidden(m, infos)):
+                out.append((m, k, fours, threes))
     return out
 
 
