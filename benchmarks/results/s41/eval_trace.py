@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from results_io import read_results  # noqa: E402
+from results_io import player_points, read_results  # noqa: E402
 
 EV = re.compile(r"\bev (-?[0-9.]+)")
 
@@ -23,9 +23,10 @@ def main() -> None:
     lost = misjudged = 0
     for run in runs:
         for r in read_results(Path(run)):
-            colour = "black" if r["black"] == player else "white"
-            if r["winner"] in (None, colour):
+            played = player_points(r, player)
+            if played is None or played[1] != 0.0:   # not ours, won or drawn
                 continue
+            colour = played[0]
             ours = []
             for ply, text in sorted((int(k), v) for k, v in (r.get("comments") or {}).items()):
                 if (ply % 2 == 0) == (colour == "black"):
