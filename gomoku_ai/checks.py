@@ -185,4 +185,6 @@ def check_mcts_config(cfg: object) -> None:
     non_negative(cfg, "leaf_vcf_nodes", allow_none=True)    # None: leaf_vcf_budget's default
     non_negative(cfg, "tree_vct_visits", "eval_cache")
     at_least(cfg, 1, "tree_vct_nodes", "tree_vct_depth")
-    fraction(cfg, "noise_fraction")
+    fraction(cfg, "noise_fraction", "lcb_min_share")
+    non_negative(cfg, "lcb_z")
+    finite(cfg, "lcb_z")

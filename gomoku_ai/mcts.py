@@ -270,6 +270,15 @@ class MCTSConfig:
                                       # [-73, +73]; against AIWine at 1 s, both boards, +0.023 a
                                       # game [-0.037, +0.082]; ~5 % fewer simulations/s
                                       # (benchmarks/results/s31)
+    lcb_z: float = 0.0                # > 0: the move to play (and the order of the root's candidates)
+                                      # is by a lower confidence bound, Q - lcb_z / sqrt(N), among
+                                      # the root children with at least lcb_min_share of the most
+                                      # visited one's visits (not proven lost), instead of by visits
+                                      # alone: a move the network rates low but the search rates
+                                      # higher on fewer visits can be played (the idea of Leela
+                                      # Zero's and KataGo's LCB selection, with one spread for all
+                                      # children). 0: the most visited (the default)
+    lcb_min_share: float = 0.1
     eval_cache: int = 4096            # the network's outputs of this many recently evaluated
                                       # positions are kept (EvalCache; 0: off), so that a position
                                       # reached again (a transposition, or a branch of the last
@@ -1038,13 +1047,30 @@ class MCTS:
             raise RuntimeError("search() has not expanded the root")
         if root.proven == 1:
             return int(root.win_move)
-        N = root.N
         if root.proven == -1:
             # every move loses: prefer the one the search resisted with longest (most visits)
-            return int(root.moves[int(np.argmax(N))])
-        key = N + 1e-3 * np.clip(root.Q, -1, 1)
-        key[root.Q <= LOSS_Q] = -1.0
-        return int(root.moves[int(np.argmax(key))])
+            return int(root.moves[int(np.argmax(root.N))])
+        return int(root.moves[int(self._root_order()[0])])
+
+    def _root_order(self) -> np.ndarray:
+        """The root children's indices, the move to play first: by visits (ties: higher Q), proven
+        losses last; with ``cfg.lcb_z`` > 0, the children with at least ``cfg.lcb_min_share`` of the
+        most visits first, by Q - lcb_z / sqrt(N) (Q for the side to move at the root)."""
+        root = self.root
+        assert root is not None
+        N, Q = root.N, np.clip(root.Q, -1, 1)
+        lost = root.Q <= LOSS_Q
+        key = N + 1e-3 * Q
+        key[lost] = -1.0
+        z = self.cfg.lcb_z
+        if z > 0 and len(N) > 1:
+            top = float(N.max())
+            ok = (N >= max(1.0, self.cfg.lcb_min_share * top)) & ~lost
+            if ok.any():
+                # eligible children ranked above the rest (whose key stays their visits, < 2 + top)
+                lcb = Q - z / np.sqrt(np.maximum(N, 1.0))
+                key = np.where(ok, top + 4.0 + lcb, key)
+        return np.argsort(-key, kind="stable")
 
     def sample_move(self, temperature: float) -> int:
         """Self-play: sample a root child with probability proportional to N^(1/temperature)."""
@@ -1104,11 +1130,12 @@ class MCTS:
         return pv
 
     def top_moves(self, k: int = 5) -> List[Tuple[int, int, float, float]]:
-        """Up to ``k`` root children as (move, visits, Q for the side to move, prior), best first."""
+        """Up to ``k`` root children as (move, visits, Q for the side to move, prior), best first (by
+        visits; by the lower confidence bound where ``cfg.lcb_z`` > 0, see :meth:`_root_order`)."""
         root = self.root
         if root is None or not root.expanded:
             return []
-        order = np.argsort(-root.N, kind="stable")[:k]
+        order = (self._root_order() if self.cfg.lcb_z > 0 else np.argsort(-root.N, kind="stable"))[:k]
         return [(int(root.moves[i]), int(root.N[i]), float(np.clip(root.Q[i], -1, 1)),
                  float(root.P[i])) for i in order]
 

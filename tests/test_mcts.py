@@ -945,3 +945,50 @@ def test_forced_pass_is_not_applied_at_the_root() -> None:
     mcts.search(b, visits=50)
     assert ev.asked[eval_key(b)] == 1
     assert mcts.root.expanded and mcts.root.moves.tolist() == [b.index(6, 3)]
+
+
+def _root_with(cfg: MCTSConfig, N: Sequence[float], Q: Sequence[float]) -> MCTS:
+    """A searched 9x9 root whose first len(N) children get the given visits and values (the others none)."""
+    b = Board(9)
+    b.play(b.parse("e5"))
+    m = MCTS(UniformEvaluator(), cfg)
+    m.search(b, visits=50)
+    root = m.root
+    k = len(root.moves)
+    assert k > len(N)
+    root.N = np.zeros(k, np.float32)
+    root.Q = np.full(k, -0.5, np.float32)
+    root.N[:len(N)] = N
+    root.Q[:len(Q)] = Q
+    return m
+
+
+def test_best_move_is_the_most_visited_without_lcb() -> None:
+    m = _root_with(MCTSConfig(), [100, 30, 5], [0.0, 0.2, 0.9])
+    assert m.best_move() == int(m.root.moves[0])
+    assert [t[0] for t in m.top_moves(3)] == [int(x) for x in m.root.moves[:3]]
+
+
+def test_lcb_selection_plays_a_better_valued_move_with_enough_visits() -> None:
+    # lcb_z 0.5: child 0 scores 0.0 - 0.5/10 = -0.05, child 1 0.2 - 0.5/sqrt(30) = +0.109; child 2
+    # (Q 0.9) has 5 visits, under lcb_min_share 0.1 of the 100 of the most visited: not eligible
+    m = _root_with(MCTSConfig(lcb_z=0.5), [100, 30, 5], [0.0, 0.2, 0.9])
+    moves = [int(x) for x in m.root.moves[:3]]
+    assert m.best_move() == moves[1]
+    assert [t[0] for t in m.top_moves(3)] == [moves[1], moves[0], moves[2]]
+    # a wide spread keeps the most visited: 0.0 - 5/10 = -0.5 against 0.2 - 5/sqrt(30) = -0.713
+    m = _root_with(MCTSConfig(lcb_z=5.0), [100, 30, 5], [0.0, 0.2, 0.9])
+    assert m.best_move() == moves[0]
+
+
+def test_lcb_selection_never_plays_a_proven_loss() -> None:
+    m = _root_with(MCTSConfig(lcb_z=0.5), [100, 90, 30], [LOSS_Q, -0.9, 0.0])
+    moves = [int(x) for x in m.root.moves[:3]]
+    assert m.best_move() == moves[2]      # 0.0 - 0.091 against -0.9 - 0.053; the loss is out
+    assert m.top_moves(len(m.root.moves))[-1][0] == moves[0]
+
+
+@pytest.mark.parametrize("field,value", [("lcb_z", -0.1), ("lcb_z", float("nan")), ("lcb_min_share", 1.5)])
+def test_lcb_fields_are_checked(field: str, value: float) -> None:
+    with pytest.raises(ValueError, match=field):
+        MCTSConfig(**{field: value})
