@@ -294,6 +294,23 @@ class MCTSConfig:
         checks.check_mcts_config(self)   # ConfigError (a ValueError) naming the field
 
 
+def root_order(N: np.ndarray, Q: np.ndarray, cfg: MCTSConfig) -> np.ndarray:
+    """The root children's indices, the move to play first, from their visits ``N`` and values ``Q``
+    (side to move at the root): by visits (ties: higher Q), proven losses last; with ``cfg.lcb_z`` > 0,
+    the children with at least ``cfg.lcb_min_share`` of the most visits first, by Q - lcb_z / sqrt(N)."""
+    q = np.clip(Q, -1, 1)
+    lost = Q <= LOSS_Q
+    key = N + 1e-3 * q
+    key[lost] = -1.0
+    if cfg.lcb_z > 0 and len(N) > 1:
+        top = float(N.max())
+        ok = (N >= max(1.0, cfg.lcb_min_share * top)) & ~lost
+        if ok.any():
+            # the eligible children rank above the rest (whose key stays their visits, < 2 + top)
+            key = np.where(ok, top + 4.0 + q - cfg.lcb_z / np.sqrt(np.maximum(N, 1.0)), key)
+    return np.argsort(-key, kind="stable")
+
+
 def leaf_vcf_budget(cfg: MCTSConfig, board: Board) -> int:
     """The leaf VCF's attacker-node budget for searches of ``board``: ``cfg.leaf_vcf_nodes``, or
     where that is None, the default for the prover that serves the board's rule
@@ -1050,27 +1067,7 @@ class MCTS:
         if root.proven == -1:
             # every move loses: prefer the one the search resisted with longest (most visits)
             return int(root.moves[int(np.argmax(root.N))])
-        return int(root.moves[int(self._root_order()[0])])
-
-    def _root_order(self) -> np.ndarray:
-        """The root children's indices, the move to play first: by visits (ties: higher Q), proven
-        losses last; with ``cfg.lcb_z`` > 0, the children with at least ``cfg.lcb_min_share`` of the
-        most visits first, by Q - lcb_z / sqrt(N) (Q for the side to move at the root)."""
-        root = self.root
-        assert root is not None
-        N, Q = root.N, np.clip(root.Q, -1, 1)
-        lost = root.Q <= LOSS_Q
-        key = N + 1e-3 * Q
-        key[lost] = -1.0
-        z = self.cfg.lcb_z
-        if z > 0 and len(N) > 1:
-            top = float(N.max())
-            ok = (N >= max(1.0, self.cfg.lcb_min_share * top)) & ~lost
-            if ok.any():
-                # eligible children ranked above the rest (whose key stays their visits, < 2 + top)
-                lcb = Q - z / np.sqrt(np.maximum(N, 1.0))
-                key = np.where(ok, top + 4.0 + lcb, key)
-        return np.argsort(-key, kind="stable")
+        return int(root.moves[int(root_order(root.N, root.Q, self.cfg)[0])])
 
     def sample_move(self, temperature: float) -> int:
         """Self-play: sample a root child with probability proportional to N^(1/temperature)."""
@@ -1131,11 +1128,12 @@ class MCTS:
 
     def top_moves(self, k: int = 5) -> List[Tuple[int, int, float, float]]:
         """Up to ``k`` root children as (move, visits, Q for the side to move, prior), best first (by
-        visits; by the lower confidence bound where ``cfg.lcb_z`` > 0, see :meth:`_root_order`)."""
+        visits; by the lower confidence bound where ``cfg.lcb_z`` > 0, see :func:`root_order`)."""
         root = self.root
         if root is None or not root.expanded:
             return []
-        order = (self._root_order() if self.cfg.lcb_z > 0 else np.argsort(-root.N, kind="stable"))[:k]
+        order = (root_order(root.N, root.Q, self.cfg) if self.cfg.lcb_z > 0
+                 else np.argsort(-root.N, kind="stable"))[:k]
         return [(int(root.moves[i]), int(root.N[i]), float(np.clip(root.Q[i], -1, 1)),
                  float(root.P[i])) for i in order]
 
