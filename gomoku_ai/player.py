@@ -209,6 +209,7 @@ class Player:
         self.check_resume = os.environ.get("PYGOMOKU_CHECK_RESUME", "1") != "0"   # _checked_search
         self.attack_search: Tuple[int, int] = _switch("PYGOMOKU_ATTACK")
         self.attack_quiet: int = _switch("PYGOMOKU_ATTACK_QUIET")   # ATTACK_QUIET
+        self.defence_prior: int = _switch("PYGOMOKU_DEFENCE_PRIOR")   # DEFENCE_PRIOR_MOVES
         self.defence_levels: Tuple[Tuple[int, int, float, float], ...] = _switch("PYGOMOKU_DEFENCE_LEVELS")
         self.defence_drop = os.environ.get("PYGOMOKU_DEFENCE_DROP", "1") != "0"   # _safe_defences
         # A/B switch: PYGOMOKU_MCTS="c_puct=1.2,fpu_reduction=0.3" (MCTSConfig fields)
@@ -369,14 +370,14 @@ class Player:
 
         def progress(m: MCTS, st: SearchStats) -> None:
             if on_info is not None and m.root is not None and m.root.expanded:
-                on_info(self._info(m, st, board, t0, final=False))
+                on_info(_search_info(m, st, t0))
 
         report = progress if on_info is not None else None
         stats = self.mcts.search(board, visits=visits, deadline=deadline, stop=stop, progress=report,
                                  restrict=restrict, extend_to=extend_to)
         if extend_to is not None and soft is not None:
             self._bank(t0, soft)
-        info = self._info(self.mcts, stats, board, t0, final=True)
+        info = _search_info(self.mcts, stats, t0)
         if check and info.proven == 0 and (stop is None or not stop.is_set()):
             resume = self.check_resume and soft is not None and extend_to is None and visits is None
             info = _checked_search(self, board, info, stats, t0, soft, restrict, stop, resume, report)
@@ -492,26 +493,29 @@ class Player:
             board.pass_turn()
         if threat.line is None:
             return None, False          # no threat found: search freely
-        cands = movegen.without_forbidden(board, vct.defence_candidates(board, threat.line))
+        lg = self._prior_logits(board)
+        cands = movegen.without_forbidden(board, _with_prior_moves(
+            board, vct.defence_candidates(board, threat.line), lg, self.defence_prior))
         if not cands:
             return None, True
-        return self._safe_defences(board, cands, t0, soft), True
+        return self._safe_defences(board, cands, t0, soft, lg), True
 
     def _checked_choice(self, board: Board, info: SearchInfo, t0: float, soft: Optional[float]
                         ) -> SearchInfo:
         """:func:`_checked_choice` with this move's defence-check hints."""
         return _checked_choice(board, info, t0, soft, self._hints, self.check_search)
 
-    def _safe_defences(self, board: Board, defences: List[int], t0: float, soft: Optional[float]
-                       ) -> List[int]:
+    def _safe_defences(self, board: Board, defences: List[int], t0: float, soft: Optional[float],
+                       lg: Optional[np.ndarray] = None) -> List[int]:
         """``defences`` (non-empty: the moves that might stop an opponent's VCF or VCT) less those
         after which the opponent has a VCT (:func:`gomoku_ai.vct.safe_moves`), all of them when
         every one loses. Checked in the order of the evaluator's prior, so that the likeliest moves
         are checked first: at depth 3 until about 30% of the soft budget (ms, from ``t0``; at most
         0.6 s), then the survivors at depth 5 until about 45% (at most 0.9 s), which drops what it
-        refutes; without a clock, at depth 3 on node limits alone (deterministic)."""
+        refutes; without a clock, at depth 3 on node limits alone (deterministic). ``lg``: the
+        evaluator's policy logits of ``board`` where the caller has them."""
         if len(defences) > 1:
-            lg = self._prior_logits(board)
+            lg = self._prior_logits(board) if lg is None else lg
             defences = sorted(defences, key=lambda mv: -float(lg[mv]))
         if soft is None:
             _a, node_limit, vcf_nodes, total = VCT_NODES_NO_CLOCK
@@ -531,21 +535,6 @@ class Player:
                 break
             kept = res.kept
         return kept
-
-    def _info(self, m: MCTS, st: SearchStats, board: Board, t0: float, final: bool) -> SearchInfo:
-        move = m.best_move()
-        pv = m.principal_variation()
-        if not pv or pv[0] != move:
-            pv = [move]
-        el = time.perf_counter() - t0
-        root = m.root
-        cands = [Candidate(*c) for c in m.top_moves(len(root.moves))] \
-            if root is not None and root.expanded else []
-        return SearchInfo(move=move, value=m.root_value(), visits=int(root.n if root else 0),
-                          nodes_per_s=st.simulations / max(st.elapsed_s, 1e-9),
-                          depth=st.max_depth, pv=pv, elapsed_ms=el * 1000.0,
-                          proven=int(root.proven) if root else 0, source=Source.MCTS,
-                          candidates=cands, root_visits=sum(c.visits for c in cands))
 
     def _prior_logits(self, board: Board) -> np.ndarray:
         """The evaluator's policy logits for the side to move, ``(size,)`` over flat indices."""
@@ -577,6 +566,10 @@ ATTACK_QUIET = 40
 
 #: the root's search for the opponent's VCT as if we passed, with a clock: (VCT depth, attacker nodes)
 THREAT_SEARCH = (3, 6000)
+
+#: against the opponent's VCT, the evaluator's this many favourite moves are defence candidates too
+#: (:func:`_with_prior_moves`; PYGOMOKU_DEFENCE_PRIOR=N; 0: none, the default until measured)
+DEFENCE_PRIOR_MOVES = 0
 
 #: with a clock, the check of the search's choice under threat (:func:`_checked_choice`): the
 #: opponent's VCT after the move, (VCT depth, attacker nodes); depth 20 with the proof-number VCT
@@ -752,6 +745,7 @@ _PARSERS: Dict[str, Callable[[str], Any]] = {
     "PYGOMOKU_CHECK": lambda t: _threat_search(t, "PYGOMOKU_CHECK", CHECK_SEARCH),
     "PYGOMOKU_ATTACK": lambda t: _threat_search(t, "PYGOMOKU_ATTACK", ATTACK_SEARCH),
     "PYGOMOKU_ATTACK_QUIET": lambda t: _count(t, "PYGOMOKU_ATTACK_QUIET", ATTACK_QUIET),
+    "PYGOMOKU_DEFENCE_PRIOR": lambda t: _count(t, "PYGOMOKU_DEFENCE_PRIOR", DEFENCE_PRIOR_MOVES),
     "PYGOMOKU_CHECK_TIME": _check_time,
     "PYGOMOKU_DEFENCE_LEVELS": _defence_levels,
     "PYGOMOKU_QUIET": _quiet,
@@ -949,7 +943,40 @@ def _resumed(p: Player, board: Board, stats: SearchStats, t0: float, end: float,
     """The search of ``p`` gone on (the same tree) until ``end`` (perf_counter seconds), its counters
     added to ``stats``: its choice then (``t0``: the move's start)."""
     stats.absorb(p.mcts.search(board, deadline=end, stop=stop, progress=progress, restrict=restrict))
-    return p._info(p.mcts, stats, board, t0, final=True)
+    return _search_info(p.mcts, stats, t0)
+
+
+def _search_info(m: MCTS, st: SearchStats, t0: float) -> SearchInfo:
+    """The root's move, value, candidates and counts after ``m``'s search (``t0``: its start,
+    perf_counter s)."""
+    move = m.best_move()
+    pv = m.principal_variation()
+    if not pv or pv[0] != move:
+        pv = [move]
+    el = time.perf_counter() - t0
+    root = m.root
+    cands = [Candidate(*c) for c in m.top_moves(len(root.moves))] \
+        if root is not None and root.expanded else []
+    return SearchInfo(move=move, value=m.root_value(), visits=int(root.n if root else 0),
+                      nodes_per_s=st.simulations / max(st.elapsed_s, 1e-9),
+                      depth=st.max_depth, pv=pv, elapsed_ms=el * 1000.0,
+                      proven=int(root.proven) if root else 0, source=Source.MCTS,
+                      candidates=cands, root_visits=sum(c.visits for c in cands))
+
+
+def _with_prior_moves(board: Board, cands: List[int], logits: np.ndarray, k: int) -> List[int]:
+    """``cands`` (the moves that might stop an opponent's VCT, :func:`gomoku_ai.vct.defence_candidates`)
+    followed by the ``k`` legal moves near the stones with the highest ``logits`` (the evaluator's
+    policy for the side to move) not among them. The candidates are the squares by the threat's
+    first moves and our own fours and threes; a defence by a counter-attack or from farther away is
+    not one of them (session 43: in Rapfi's games against itself, its move against a VCT lay outside
+    them in 2 % of the threatened positions, was still safe there, and was our network's first
+    choice in a third of those). The root's safe check verifies these like the rest."""
+    if k <= 0:
+        return cands
+    have = set(cands)
+    others = sorted((m for m in _candidates(board) if m not in have), key=lambda m: -float(logits[m]))
+    return cands + others[:k]
 
 
 def _candidates(board: Board) -> List[int]:

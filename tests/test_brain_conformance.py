@@ -841,7 +841,7 @@ def test_engine_model_option(engine, tmp_path):
     ("PYGOMOKU_MCTS", "c_puct=-1", "c_puct"), ("PYGOMOKU_NET_BACKEND", "int8", "PYGOMOKU_NET_BACKEND"),
     ("PYGOMOKU_THREAT", "5", "PYGOMOKU_THREAT"), ("PYGOMOKU_DEFENCE_LEVELS", "3,3000,0.3", "PYGOMOKU_DEFENCE_LEVELS"),
     ("PYGOMOKU_CHECK", "3,x", "PYGOMOKU_CHECK"), ("PYGOMOKU_ATTACK", "7", "PYGOMOKU_ATTACK"),
-    ("PYGOMOKU_ATTACK_QUIET", "-3", "PYGOMOKU_ATTACK_QUIET"),
+    ("PYGOMOKU_ATTACK_QUIET", "-3", "PYGOMOKU_ATTACK_QUIET"), ("PYGOMOKU_DEFENCE_PRIOR", "x", "PYGOMOKU_DEFENCE_PRIOR"),
     ("PYGOMOKU_VCT", "off", "PYGOMOKU_VCT"), ("PYGOMOKU_WORKER", "false", "PYGOMOKU_WORKER")])
 def test_engine_refuses_a_bad_search_override(tmp_path, var, value, named):
     """``PYGOMOKU_MCTS`` (the A/B switch of search parameters) with an unknown field, a value of the wrong

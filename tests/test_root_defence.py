@@ -16,6 +16,7 @@ import pytest
 from gomoku_ai import tactics as T
 from gomoku_ai import vct as V
 from gomoku_ai.board import Board
+from gomoku_ai.evaluator import Evaluator
 from gomoku_ai.player import Candidate, Limit, Player, SearchInfo, Source
 from gomoku_ai.rules import BLACK, WHITE
 
@@ -280,8 +281,8 @@ def test_the_threat_search_and_defence_levels_switches(monkeypatch: pytest.Monke
     from gomoku_ai import player as P
     from gomoku_ai.checks import ConfigError
     p = Player()
-    assert (p.threat_search, p.defence_levels, p.check_search, p.attack_search, p.attack_quiet) == \
-        (P.THREAT_SEARCH, P.DEFENCE_LEVELS, P.CHECK_SEARCH, P.ATTACK_SEARCH, P.ATTACK_QUIET)
+    assert (p.threat_search, p.defence_levels, p.check_search, p.attack_search, p.attack_quiet, p.defence_prior) == \
+        (P.THREAT_SEARCH, P.DEFENCE_LEVELS, P.CHECK_SEARCH, P.ATTACK_SEARCH, P.ATTACK_QUIET, P.DEFENCE_PRIOR_MOVES)
     monkeypatch.setenv("PYGOMOKU_CHECK", "5,12000")
     monkeypatch.setenv("PYGOMOKU_ATTACK", "9,50000")
     monkeypatch.setenv("PYGOMOKU_ATTACK_QUIET", " 0")
@@ -301,11 +302,12 @@ def test_the_threat_search_and_defence_levels_switches(monkeypatch: pytest.Monke
     for name, bad in (("PYGOMOKU_THREAT", "5"), ("PYGOMOKU_THREAT", "0,100"), ("PYGOMOKU_THREAT", "a,b"),
                       ("PYGOMOKU_CHECK", "5"), ("PYGOMOKU_CHECK", "3,0"), ("PYGOMOKU_ATTACK", "0,9"),
                       ("PYGOMOKU_ATTACK_QUIET", "-1"), ("PYGOMOKU_ATTACK_QUIET", "many"),
+                      ("PYGOMOKU_DEFENCE_PRIOR", "-2"), ("PYGOMOKU_DEFENCE_PRIOR", "1.5"),
                       ("PYGOMOKU_CHECK_TIME", "1.0,300"), ("PYGOMOKU_CHECK_TIME", "0.3"),
                       ("PYGOMOKU_DEFENCE_LEVELS", "3,3000,0.3"), ("PYGOMOKU_DEFENCE_LEVELS", "3,3000,1.5,600"),
                       ("PYGOMOKU_DEFENCE_LEVELS", "3,3000,0.3,600;"), ("PYGOMOKU_DEFENCE_LEVELS", "3,0,0.3,600")):
         for other in ("PYGOMOKU_THREAT", "PYGOMOKU_DEFENCE_LEVELS", "PYGOMOKU_CHECK", "PYGOMOKU_ATTACK",
-                      "PYGOMOKU_ATTACK_QUIET", "PYGOMOKU_CHECK_TIME"):
+                      "PYGOMOKU_ATTACK_QUIET", "PYGOMOKU_CHECK_TIME", "PYGOMOKU_DEFENCE_PRIOR"):
             monkeypatch.setenv(other, "")
         monkeypatch.setenv(name, bad)
         with pytest.raises(ConfigError, match=name):
@@ -618,3 +620,63 @@ def test_the_quiet_search_does_not_go_on_after_a_checked_move_or_when_told_not_t
     assert not calls
     P._quiet_search(p, b, info, SearchStats(), t0, 400.0, None, None, None, True)
     assert len(calls) == 1 and calls[0]["deadline"] == pytest.approx(t0 + 0.4)
+
+
+# White to move after 23 plies of Rapfi's game 5 against itself at 100,000 nodes (checkpoints/teacher15e):
+# Black has a VCT as if White passed, and Rapfi's k11 stops it from outside the squares the defence
+# candidates take from the threat's line (a defence from afar)
+K11_GAME = "h8 i7 h10 h7 g6 i6 j5 i5 i4 k6 k7 j8 h6 j10 j9 l10 k9 l9 f7 h5 k8 i9 i8"
+
+
+class PeakAt(Evaluator):
+    """Policy logits 8 at one square and 0 elsewhere, value 0: the network's favourite move, by hand."""
+
+    def __init__(self, move: int) -> None:
+        self.move = move
+
+    def prepare(self, board: Board) -> None:
+        return None
+
+    def evaluate(self, items: Any, shape: Any):
+        logits = np.zeros((len(items), shape[0] * shape[1]), np.float32)
+        logits[:, self.move] = 8.0
+        return logits, np.zeros(len(items), np.float32)
+
+
+def test_the_evaluators_favourite_defence_joins_the_candidates(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PYGOMOKU_DEFENCE_PRIOR=N: against an opponent's VCT the evaluator's N favourite moves are defence
+    candidates too, checked like the rest. k11 stops Black's VCT but is not a candidate by the threat's
+    geometry: with 0 the root's restriction leaves it out, with 2 it is kept (as the evaluator's first)."""
+    b = Board(15)
+    for tok in K11_GAME.split():
+        b.play(b.parse(tok))
+    k11 = b.parse("k11")
+    b.pass_turn()
+    threat = V.vct_search(b, max_depth=3, node_limit=6000)
+    b.pass_turn()
+    assert threat.line and k11 not in V.defence_candidates(b, threat.line)
+    b.push(k11)
+    assert V.vct_search(b, max_depth=5, node_limit=20000).line is None
+    b.pop()
+    monkeypatch.setenv("PYGOMOKU_DEFENCE_PRIOR", "0")
+    restrict, threatened = Player(PeakAt(k11)).root_tactics(b, 2000.0)
+    assert threatened and restrict and k11 not in restrict
+    monkeypatch.setenv("PYGOMOKU_DEFENCE_PRIOR", "2")
+    restrict, threatened = Player(PeakAt(k11)).root_tactics(b, 2000.0)
+    assert threatened and restrict and restrict[0] == k11
+
+
+def test_prior_moves_follow_the_candidates_without_repeats() -> None:
+    """_with_prior_moves: the candidates unchanged, then the k legal near moves with the highest logits
+    that are not among them, best first; k = 0 adds nothing; an occupied square never comes in."""
+    from gomoku_ai.player import _with_prior_moves
+    b = Board(15)
+    for tok in "h8 i9 g9".split():
+        b.play(b.parse(tok))
+    logits = np.zeros(225, np.float32)
+    for tok, v in (("h8", 9.0), ("f10", 5.0), ("j7", 4.0), ("h9", 3.0), ("a1", 7.0)):
+        logits[b.parse(tok)] = v
+    cands = [b.parse("h9"), b.parse("g8")]
+    assert _with_prior_moves(b, cands, logits, 0) == cands
+    # h8 is taken, a1 is not near a stone, h9 is a candidate already
+    assert _with_prior_moves(b, cands, logits, 2) == cands + [b.parse("f10"), b.parse("j7")]
