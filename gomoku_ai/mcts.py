@@ -277,7 +277,9 @@ class MCTSConfig:
                                       # alone: a move the network rates low but the search rates
                                       # higher on fewer visits can be played (the idea of Leela
                                       # Zero's and KataGo's LCB selection, with one spread for all
-                                      # children). 0: the most visited (the default)
+                                      # children). 0: the most visited (the default). A
+                                      # managed clock's settle test (time_verdict) still reads
+                                      # visits alone
     lcb_min_share: float = 0.1
     eval_cache: int = 4096            # the network's outputs of this many recently evaluated
                                       # positions are kept (EvalCache; 0: off), so that a position

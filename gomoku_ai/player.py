@@ -493,7 +493,7 @@ class Player:
             board.pass_turn()
         if threat.line is None:
             return None, False          # no threat found: search freely
-        lg = self._prior_logits(board)
+        lg = self._prior_logits(board) if self.defence_prior > 0 else None
         cands = movegen.without_forbidden(board, _with_prior_moves(
             board, vct.defence_candidates(board, threat.line), lg, self.defence_prior))
         if not cands:
@@ -964,15 +964,16 @@ def _search_info(m: MCTS, st: SearchStats, t0: float) -> SearchInfo:
                       candidates=cands, root_visits=sum(c.visits for c in cands))
 
 
-def _with_prior_moves(board: Board, cands: List[int], logits: np.ndarray, k: int) -> List[int]:
+def _with_prior_moves(board: Board, cands: List[int], logits: Optional[np.ndarray], k: int) -> List[int]:
     """``cands`` (the moves that might stop an opponent's VCT, :func:`gomoku_ai.vct.defence_candidates`)
     followed by the ``k`` legal moves near the stones with the highest ``logits`` (the evaluator's
     policy for the side to move) not among them. The candidates are the squares by the threat's
     first moves and our own fours and threes; a defence by a counter-attack or from farther away is
     not one of them (session 43: in Rapfi's games against itself, its move against a VCT lay outside
     them in 2 % of the threatened positions, was still safe there, and was our network's first
-    choice in a third of those). The root's safe check verifies these like the rest."""
-    if k <= 0:
+    choice in a third of those). The root's safe check verifies these like the rest. ``logits``
+    None (or ``k`` 0): ``cands`` alone."""
+    if k <= 0 or logits is None:
         return cands
     have = set(cands)
     others = sorted((m for m in _candidates(board) if m not in have), key=lambda m: -float(logits[m]))

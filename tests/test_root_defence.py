@@ -677,6 +677,6 @@ def test_prior_moves_follow_the_candidates_without_repeats() -> None:
     for tok, v in (("h8", 9.0), ("f10", 5.0), ("j7", 4.0), ("h9", 3.0), ("a1", 7.0)):
         logits[b.parse(tok)] = v
     cands = [b.parse("h9"), b.parse("g8")]
-    assert _with_prior_moves(b, cands, logits, 0) == cands
+    assert _with_prior_moves(b, cands, logits, 0) == cands == _with_prior_moves(b, cands, None, 2)
     # h8 is taken, a1 is not near a stone, h9 is a candidate already
     assert _with_prior_moves(b, cands, logits, 2) == cands + [b.parse("f10"), b.parse("j7")]
