@@ -161,7 +161,7 @@ def blunders(runs: List[str]) -> None:
 def probe(path: str, runs: List[str]) -> None:
     orc = oracle()
     for j, b in blunder_positions(path, runs):
-        b.push(next(m for m in range(225) if b.move_name(m) == j["ours"]))
+        b.push(b.parse(j["ours"]))
         ev, best = orc.ask(b)           # Black to move after our move
         out = dict(j, rapfi_after=ev, black_best=best)
         for depth, nodes, quiet, pn in PROBES:
