@@ -11,7 +11,7 @@ import pytest
 
 from gomoku_ai.records import GameRecord, load_games, read_openings, save_record
 from gomoku_ai.rules import Rule
-from gomoku_ai.training.teacher import edge_openings, openings_from_records
+from gomoku_ai.training.teacher import centre_openings, edge_openings, opening_shape, openings_from_records
 from tests.test_manager import FAKE
 from tools.cli import main as cli_main
 
@@ -103,6 +103,66 @@ def test_edge_openings_are_live_clusters_by_an_edge() -> None:
         edge_openings(5, 4, 3)
     with pytest.raises(ValueError, match="distinct"):
         edge_openings(100, 1, 1, 5, 5, band=0)        # a 5x5 board has 16 edge squares
+
+
+def test_opening_shape_is_the_position_up_to_symmetry_and_shift() -> None:
+    op = [(7, 7), (8, 7), (8, 9)]
+    images = [[(x + 2, y - 3) for x, y in op],          # shifted
+              [(y, x) for x, y in op],                  # transposed
+              [(14 - x, y) for x, y in op],             # mirrored
+              [(14 - y, 14 - x) for x, y in op],        # the anti-diagonal
+              [(8, 9), (8, 7), (7, 7)]]                 # another order: Black's two stones swapped
+    assert {opening_shape(o) for o in images} == {opening_shape(op)}
+    assert opening_shape([(7, 7), (8, 8), (8, 9)]) != opening_shape(op)     # another position
+    assert opening_shape([(8, 7), (7, 7), (8, 9)]) != opening_shape(op)     # colours swapped
+    black, white = opening_shape(op)             # two Black stones and one White, shifted to 0
+    assert len(black) == 2 and len(white) == 1 and black[0] == (0, 0)
+    assert min(y for _, y in black + white) == 0
+    assert opening_shape([black[0], white[0], black[1]]) == (black, white)    # a fixed point
+
+
+def test_centre_openings_are_live_clusters_without_the_excluded() -> None:
+    ops = centre_openings(300, 3, 5, 15, 15, seed=4)
+    assert len(ops) == 300 and centre_openings(300, 3, 5, 15, 15, seed=4) == ops       # seeded
+    assert len({opening_shape(o) for o in ops}) == 300        # distinct as positions, not orders
+    assert {len(o) for o in ops} == {3, 4, 5}
+    for op in ops:
+        assert len(set(op)) == len(op)
+        assert max(abs(op[0][0] - 7), abs(op[0][1] - 7)) <= 2          # the first stone near the centre
+        for i, (x, y) in enumerate(op[1:], 1):
+            assert any(max(abs(x - a), abs(y - b)) <= 3 for a, b in op[:i]), op
+    # the excluded positions never come back, whatever their orientation or place
+    ref = ops[:40]
+    moved = [[(14 - y, x) for x, y in o] for o in ref]          # rotated images of 40 of them
+    kept = centre_openings(300, 3, 5, 15, 15, seed=4, exclude=moved)
+    assert not {opening_shape(o) for o in kept} & {opening_shape(o) for o in ref}
+    assert len(kept) == 300
+    with pytest.raises(ValueError, match="distinct centre"):
+        centre_openings(100, 1, 1, 15, 15, radius=0)           # one square: one opening
+    with pytest.raises(ValueError):
+        centre_openings(5, 3, 3, radius=-1)
+
+
+def test_teacher_command_plays_centre_openings(tmp_path: Path, monkeypatch) -> None:
+    _, fake, out = _teacher_setup(tmp_path, monkeypatch, 0)
+    measured = tmp_path / "measured.txt"
+    measured.write_text("0,0, 1,0, 1,3\n")
+    argv = ["train", "teacher", "--engine", f"{sys.executable} {fake}", "--centre-openings",
+            "--exclude-openings", str(measured), "--games", "2", "--min-plies", "3",
+            "--max-plies", "3", "--out", str(out)]
+    assert cli_main(argv) == 0
+    ops = read_openings(out / "openings.txt", width=15)
+    assert len(ops) == 1 and len(ops[0]) == 3
+    assert opening_shape(ops[0]) != opening_shape([(0, 0), (1, 0), (1, 3)])
+    command = (out / "command.sh").read_text()
+    assert "--centre-openings" in command and f"--exclude-openings {measured}" in command
+    games = list(load_games(out / "match" / "games"))
+    assert len(games) == 2 and all(len(g.moves) > 3 for g in games)
+    # --exclude-openings belongs to --centre-openings, and a missing file is refused by name
+    assert cli_main(["train", "teacher", "--engine", "x", "--edge-openings", "--exclude-openings",
+                     str(measured), "--out", str(tmp_path / "e")]) == 2
+    assert cli_main(["train", "teacher", "--engine", "x", "--centre-openings", "--exclude-openings",
+                     str(tmp_path / "nope.txt"), "--out", str(tmp_path / "n")]) == 2
 
 
 def test_teacher_command_plays_edge_openings(tmp_path: Path, monkeypatch) -> None:

@@ -14,7 +14,7 @@ This module holds the torch-free part: choosing the openings.
 from __future__ import annotations
 
 import random
-from typing import Iterable, List, Sequence, Tuple
+from typing import Callable, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 from ..board import Board
 from ..records import GameRecord
@@ -22,7 +22,7 @@ from ..rules import Rule
 
 Move = Tuple[int, int]
 
-__all__ = ["openings_from_records", "edge_openings"]
+__all__ = ["openings_from_records", "edge_openings", "centre_openings", "opening_shape"]
 
 
 def openings_from_records(records: Iterable[GameRecord], count: int, min_plies: int,
@@ -101,24 +101,93 @@ def edge_openings(count: int, min_plies: int, max_plies: int, width: int = 20, h
     cluster stays by that edge. An opening that decides the game is drawn again; with ``seed``
     the list is reproducible. Raises ValueError on bad bounds or when ``count`` distinct openings
     cannot be found (a tiny board)."""
+    if band < 0:
+        raise ValueError(f"band must be >= 0, got {band}")
+
+    def first(rng: random.Random) -> Move:
+        edge = rng.randrange(4)
+        d = rng.randint(0, min(band, (height if edge < 2 else width) - 1))
+        along = rng.randrange(width if edge < 2 else height)
+        return {0: (along, d), 1: (along, height - 1 - d), 2: (d, along), 3: (width - 1 - d, along)}[edge]
+
+    return _cluster_openings("edge", first, count, min_plies, max_plies, width, height, rule, seed,
+                             spread)
+
+
+def centre_openings(count: int, min_plies: int, max_plies: int, width: int = 15, height: int = 15,
+                    rule: Rule = Rule.FREESTYLE, seed: int = 0, radius: int = 2, spread: int = 3,
+                    exclude: Iterable[Sequence[Move]] = ()) -> List[List[Move]]:
+    """``count`` distinct random openings of ``min_plies..max_plies`` stones (Black first) around
+    the centre, in the style of the Piskvork 15x15 tournament openings (three or five stones within
+    a few squares of each other, White or Black to move).
+
+    The first stone lies within ``radius`` squares (Chebyshev) of the centre, each next one on an
+    empty square within ``spread`` of a random earlier stone. An opening that decides the game, or
+    one with the position of an opening in ``exclude`` up to the board's eight symmetries and a
+    shift (:func:`opening_shape`: say the openings a match measures on, kept out of the training
+    data), is drawn again. Seeded; raises ValueError on bad bounds or when ``count`` distinct
+    openings cannot be found."""
+    if radius < 0:
+        raise ValueError(f"radius must be >= 0, got {radius}")
+    cx, cy = width // 2, height // 2
+    shapes = frozenset(opening_shape(o) for o in exclude)
+
+    def first(rng: random.Random) -> Move:
+        return (min(width - 1, max(0, cx + rng.randint(-radius, radius))),
+                min(height - 1, max(0, cy + rng.randint(-radius, radius))))
+
+    return _cluster_openings("centre", first, count, min_plies, max_plies, width, height, rule, seed,
+                             spread, shapes, by_shape=True)
+
+
+def opening_shape(moves: Sequence[Move]) -> Tuple[Tuple[Move, ...], Tuple[Move, ...]]:
+    """The position an opening sets up, the same for all its images under the eight symmetries
+    of the square and any shift: (Black's stones, White's stones), each sorted, shifted so the
+    smallest x and y of all the stones are 0, the least such pair over the eight symmetries.
+    The move order does not count (two openings that reach one position are one)."""
+    best: Optional[Tuple[Tuple[Move, ...], Tuple[Move, ...]]] = None
+    for k in range(8):
+        pts = [_sym(k, x, y) for x, y in moves]
+        if not pts:
+            return ((), ())
+        mx = min(p[0] for p in pts)
+        my = min(p[1] for p in pts)
+        pts = [(x - mx, y - my) for x, y in pts]
+        shape = (tuple(sorted(pts[0::2])), tuple(sorted(pts[1::2])))
+        if best is None or shape < best:
+            best = shape
+    assert best is not None
+    return best
+
+
+def _sym(k: int, x: int, y: int) -> Move:
+    """Symmetry ``k`` (0..7) of the square, about the origin: a transpose then sign flips."""
+    if k & 4:
+        x, y = y, x
+    return (-x if k & 1 else x, -y if k & 2 else y)
+
+
+def _cluster_openings(kind: str, first: Callable[[random.Random], Move], count: int, min_plies: int,
+                      max_plies: int, width: int, height: int, rule: Rule, seed: int, spread: int,
+                      exclude: FrozenSet[Tuple[Tuple[Move, ...], Tuple[Move, ...]]] = frozenset(),
+                      by_shape: bool = False) -> List[List[Move]]:
+    """Random clusters: ``first(rng)`` places the first stone, each next one goes within ``spread``
+    of a random earlier stone; live, not of a shape in ``exclude``, and distinct: as move lists, or
+    with ``by_shape`` as positions up to symmetry and shift (:func:`opening_shape`)."""
     if count <= 0:
         raise ValueError(f"count must be positive, got {count}")
     if not 1 <= min_plies <= max_plies:
         raise ValueError(f"need 1 <= min_plies <= max_plies, got {min_plies}..{max_plies}")
-    if band < 0 or spread < 1 or max_plies >= width * height:
-        raise ValueError(f"band >= 0, spread >= 1 and fewer stones than squares are needed "
-                         f"(band {band}, spread {spread}, {max_plies} stones)")
+    if spread < 1 or max_plies >= width * height:
+        raise ValueError(f"spread >= 1 and fewer stones than squares are needed "
+                         f"(spread {spread}, {max_plies} stones)")
     rng = random.Random(seed)
     seen = set()
     out: List[List[Move]] = []
     for _ in range(50 * count):
         k = rng.randint(min_plies, max_plies)
-        edge = rng.randrange(4)
-        d = rng.randint(0, min(band, (height if edge < 2 else width) - 1))
-        along = rng.randrange(width if edge < 2 else height)
-        first = {0: (along, d), 1: (along, height - 1 - d), 2: (d, along), 3: (width - 1 - d, along)}[edge]
-        moves: List[Move] = [first]
-        taken = {first}
+        moves: List[Move] = [first(rng)]
+        taken = {moves[0]}
         while len(moves) < k:
             cx, cy = rng.choice(moves)
             x = cx + rng.randint(-spread, spread)
@@ -126,12 +195,13 @@ def edge_openings(count: int, min_plies: int, max_plies: int, width: int = 20, h
             if 0 <= x < width and 0 <= y < height and (x, y) not in taken:
                 moves.append((x, y))
                 taken.add((x, y))
-        key = tuple(moves)
-        if key in seen or not _live(moves, width, height, rule):
+        shape = opening_shape(moves) if by_shape or exclude else None
+        key = shape if by_shape else tuple(moves)
+        if key in seen or not _live(moves, width, height, rule) or shape in exclude:
             continue
         seen.add(key)
         out.append(moves)
         if len(out) >= count:
             return out
-    raise ValueError(f"only {len(out)} distinct edge openings of {min_plies}..{max_plies} stones "
+    raise ValueError(f"only {len(out)} distinct {kind} openings of {min_plies}..{max_plies} stones "
                      f"found on {width}x{height}, {count} wanted")

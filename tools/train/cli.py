@@ -118,7 +118,7 @@ def _add_teacher_engine(p: Any, nodes_default: str) -> None:
 
 def _add_teacher(tsub: Any) -> None:
     te = tsub.add_parser("teacher", help="games of an external pbrain engine against itself from "
-                         "openings cut out of records, or random ones by an edge (resumable), as "
+                         "openings cut out of records, or random ones by an edge or the centre (resumable), as "
                          "training data")
     _add_teacher_engine(te, "default: its own")
     src = te.add_mutually_exclusive_group(required=True)
@@ -128,6 +128,13 @@ def _add_teacher(tsub: Any) -> None:
                      help="random openings of --min-plies..--max-plies stones within three lines of "
                           "an edge, the kind Gomocup plays 20x20 from (GomocupJudge's openings), "
                           "instead of openings cut from records")
+    src.add_argument("--centre-openings", action="store_true",
+                     help="random openings of --min-plies..--max-plies stones around the centre, "
+                          "each within three squares of an earlier one, the kind the Piskvork 15x15 "
+                          "openings are (e.g. --min-plies 3 --max-plies 5)")
+    te.add_argument("--exclude-openings", default=None, metavar="FILE",
+                    help="with --centre-openings: no opening sets up the position of one in FILE "
+                         "(up to symmetry and shift), e.g. the openings a match measures on")
     te.add_argument("--games", type=int, default=1000,
                     help="games to reach (rounded up to pairs; default: %(default)s)")
     te.add_argument("--min-plies", type=int, default=4,
@@ -735,7 +742,8 @@ def _run_teacher(args: Any) -> int:
     from gomoku_ai.records import load_games, write_openings
     from gomoku_ai.rules import Rule
     from gomoku_ai.fileio import atomic_write_text
-    from gomoku_ai.training.teacher import edge_openings, openings_from_records
+    from gomoku_ai.records import read_openings
+    from gomoku_ai.training.teacher import centre_openings, edge_openings, openings_from_records
     from ..tournament.cli import main as tournament_main
 
     out = Path(args.out)
@@ -746,9 +754,11 @@ def _run_teacher(args: Any) -> int:
         return 2
     try:
         rule = Rule.parse(args.rule)
-        if args.edge_openings and args.records_size is not None:
-            raise ValueError("--records-size is for --records (edge openings are drawn on the "
+        if args.records_size is not None and not args.records:
+            raise ValueError("--records-size is for --records (random openings are drawn on the "
                              "--size board itself)")
+        if args.exclude_openings is not None and not args.centre_openings:
+            raise ValueError("--exclude-openings is for --centre-openings")
         rsize = args.size if args.records_size is None else args.records_size
         if not 5 <= rsize <= args.size:
             raise ValueError(f"--records-size must be 5..--size ({args.size}), got {rsize}")
@@ -756,16 +766,24 @@ def _run_teacher(args: Any) -> int:
             if args.edge_openings:
                 ops = edge_openings((args.games + 1) // 2, args.min_plies, args.max_plies,
                                     args.size, args.size, rule, args.seed)
+            elif args.centre_openings:
+                exclude = [] if args.exclude_openings is None else \
+                    read_openings(Path(args.exclude_openings), width=args.size, on_error="skip")
+                ops = centre_openings((args.games + 1) // 2, args.min_plies, args.max_plies,
+                                      args.size, args.size, rule, args.seed, exclude=exclude)
             else:
                 loader = load_games(args.records, on_error="skip", size=rsize, rule=rule)
                 ops = openings_from_records(loader, (args.games + 1) // 2, args.min_plies,
                                             args.max_plies, args.size, args.size, rule, args.seed,
                                             embed_smaller=rsize < args.size)
-                if not ops:   # (edge_openings raises itself when it finds too few)
+                if not ops:   # (the random openings raise themselves when they find too few)
                     raise ValueError(f"no usable opening in {' '.join(args.records)}")
             out.mkdir(parents=True, exist_ok=True)
             atomic_write_text(ops_path, write_openings(ops, width=args.size))
-            source = ["--edge-openings"] if args.edge_openings else ["--records", *args.records]
+            source = ["--edge-openings"] if args.edge_openings else \
+                ["--centre-openings"] if args.centre_openings else ["--records", *args.records]
+            if args.exclude_openings is not None:
+                source += ["--exclude-openings", args.exclude_openings]
             cmd = ["gomoku", "train", "teacher", "--engine", args.engine, *source,
                    "--games", str(args.games), "--min-plies", str(args.min_plies),
                    "--max-plies", str(args.max_plies), "--size", str(args.size), "--rule",
