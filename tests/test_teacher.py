@@ -149,13 +149,16 @@ def test_teacher_command_plays_centre_openings(tmp_path: Path, monkeypatch) -> N
     measured.write_text("0,0, 1,0, 1,3\n")
     argv = ["train", "teacher", "--engine", f"{sys.executable} {fake}", "--centre-openings",
             "--exclude-openings", str(measured), "--games", "2", "--min-plies", "3",
-            "--max-plies", "3", "--out", str(out)]
+            "--max-plies", "3", "--nodes", "5000", "--nodes-b", "5500", "--out", str(out)]
     assert cli_main(argv) == 0
     ops = read_openings(out / "openings.txt", width=15)
     assert len(ops) == 1 and len(ops[0]) == 3
     assert opening_shape(ops[0]) != opening_shape([(0, 0), (1, 0), (1, 3)])
     command = (out / "command.sh").read_text()
     assert "--centre-openings" in command and f"--exclude-openings {measured}" in command
+    assert "--nodes 5000 --nodes-b 5500" in command
+    players = json.loads((out / "match" / "tournament.json").read_text())["players"]
+    assert [p[-1] for p in players] == ["nodes=5000", "nodes=5500"]     # the two teachers differ
     games = list(load_games(out / "match" / "games"))
     assert len(games) == 2 and all(len(g.moves) > 3 for g in games)
     # --exclude-openings belongs to --centre-openings, and a missing file is refused by name
@@ -163,6 +166,7 @@ def test_teacher_command_plays_centre_openings(tmp_path: Path, monkeypatch) -> N
                      str(measured), "--out", str(tmp_path / "e")]) == 2
     assert cli_main(["train", "teacher", "--engine", "x", "--centre-openings", "--exclude-openings",
                      str(tmp_path / "nope.txt"), "--out", str(tmp_path / "n")]) == 2
+    assert cli_main(argv[:-2] + ["--nodes-b", "0", "--out", str(tmp_path / "z")]) == 2
 
 
 def test_teacher_command_plays_edge_openings(tmp_path: Path, monkeypatch) -> None:

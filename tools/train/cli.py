@@ -132,6 +132,11 @@ def _add_teacher(tsub: Any) -> None:
                      help="random openings of --min-plies..--max-plies stones around the centre, "
                           "each within three squares of an earlier one, the kind the Piskvork 15x15 "
                           "openings are (e.g. --min-plies 3 --max-plies 5)")
+    te.add_argument("--nodes-b", type=int, default=None, metavar="N",
+                    help="INFO max_node of the second teacher (default: --nodes). An engine that "
+                         "plays a position the same way every time plays both games of a colour-"
+                         "swapped pair alike; a slightly different count (say 110000 against "
+                         "100000) makes them two games")
     te.add_argument("--exclude-openings", default=None, metavar="FILE",
                     help="with --centre-openings: no opening sets up the position of one in FILE "
                          "(up to symmetry and shift), e.g. the openings a match measures on")
@@ -749,8 +754,8 @@ def _run_teacher(args: Any) -> int:
     out = Path(args.out)
     ops_path = out / "openings.txt"
     match = out / "match"
-    if args.games <= 0 or args.workers <= 0:
-        sys.stderr.write("gomoku train teacher: --games and -j must be positive\n")
+    if args.games <= 0 or args.workers <= 0 or (args.nodes_b is not None and args.nodes_b <= 0):
+        sys.stderr.write("gomoku train teacher: --games, -j and --nodes-b must be positive\n")
         return 2
     try:
         rule = Rule.parse(args.rule)
@@ -791,15 +796,16 @@ def _run_teacher(args: Any) -> int:
                    "--record-format", args.record_format, "--out", args.out]
             cmd += ["--records-size", str(rsize)] if rsize != args.size else []
             cmd += ["--nodes", str(args.nodes)] if args.nodes else []
+            cmd += ["--nodes-b", str(args.nodes_b)] if args.nodes_b else []
             cmd += ["--tc", args.tc] if args.tc else []
             atomic_write_text(out / "command.sh", " ".join(shlex.quote(a) for a in cmd) + "\n")
             print(json.dumps({"openings": len(ops), "file": str(ops_path)}), flush=True)
     except (OSError, ValueError) as e:
         sys.stderr.write(f"gomoku train teacher: {e}\n")
         return 2
-    strength = [f"nodes={args.nodes}"] if args.nodes else []
-    targv = ["cmd=" + args.engine, "name=teacher-a", *strength,
-             "cmd=" + args.engine, "name=teacher-b", *strength,
+    nodes_b = args.nodes_b or args.nodes
+    targv = ["cmd=" + args.engine, "name=teacher-a", *([f"nodes={args.nodes}"] if args.nodes else []),
+             "cmd=" + args.engine, "name=teacher-b", *([f"nodes={nodes_b}"] if nodes_b else []),
              "--games", str(args.games), "-j", str(args.workers), "--openings", str(ops_path),
              "--seed", str(args.seed), "--records", args.record_format, "--size", str(args.size),
              "--rule", args.rule, "--no-live", "--report-every", "100", "--out", str(match)]
