@@ -208,7 +208,7 @@ def summarize(records: Sequence[Dict[str, Any]], names: Sequence[str], fmt: str,
         bi, wi = r["black_index"], r["white_index"]
         sb, sw = _SCORE[r["result"]]
         black_pts += sb
-        bt_games.append(R.BTGame(bi, wi, sb, 1.0))
+        bt_games.append((int(r.get("game", 0)), R.BTGame(bi, wi, sb, 1.0)))
         terminations[r["termination"]] = terminations.get(r["termination"], 0) + 1
         for me, opp, s, col in ((bi, wi, sb, "black"), (wi, bi, sw, "white")):
             p = players[me]
@@ -239,7 +239,10 @@ def summarize(records: Sequence[Dict[str, Any]], names: Sequence[str], fmt: str,
                               "anchor": None if anchor is None else names[anchor], "anchor_elo": anchor_elo,
                               "perfect": perfect}
     try:
-        bt = R.bradley_terry(bt_games, n, first_move=True, prior=prior, anchor=anchor, anchor_elo=anchor_elo)
+        # in the schedule's order, not the order the games finished in: the same games give the same
+        # ratings to the last bit whatever the workers' timing (a resumed or a distributed run)
+        bt_games.sort(key=lambda g: g[0])
+        bt = R.bradley_terry([g for _, g in bt_games], n, first_move=True, prior=prior, anchor=anchor, anchor_elo=anchor_elo)
         z = R.z_value(confidence)
         rating.update({
             "elo": [float(v) for v in bt.ratings], "se": [float(v) for v in bt.se],
