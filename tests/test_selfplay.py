@@ -419,16 +419,17 @@ def test_old_loop_config_without_backend_still_loads(tmp_path) -> None:
 
 
 def test_policy_accuracy_scores_the_held_out_games_move_by_move(tiny_model: Path, tmp_path: Path) -> None:
-    """``gomoku train accuracy``: the trainer's split by game, occupied squares masked, top-1/top-3
-    and the log-likelihood equal to a position-by-position computation with the network."""
+    """``gomoku train accuracy``: the trainer's split by game, occupied squares masked, top-1/top-3,
+    the log-likelihood and the value's weighted squared error equal to a position-by-position
+    computation with the network."""
     from gomoku_ai.net import encode, load_model
     from gomoku_ai.training.accuracy import policy_accuracy
     from gomoku_ai.training.dataset import positions_from_games, save_shard, split_by_game
     rng = np.random.default_rng(5)
     games = []
-    for _ in range(40):
+    for g in range(40):
         moves = [int(m) for m in rng.permutation(49)[:int(rng.integers(6, 14))]]
-        games.append((moves, (7, 7), None))
+        games.append((moves, (7, 7), None if g % 3 == 0 else g % 2))    # a third without a result
     pos = positions_from_games(games)
     shard = tmp_path / "g.npz"
     save_shard(pos, shard)
@@ -437,7 +438,7 @@ def test_policy_accuracy_scores_the_held_out_games_move_by_move(tiny_model: Path
     assert not set(pos.game[train]) & set(pos.game[val]) and len(set(pos.game[val])) == 10
     net = load_model(tiny_model)
     top1 = top3 = 0
-    ll = 0.0
+    ll = sq = w = 0.0
     for i in val:
         b = Board(7, 7, n=5)
         cells = pos.cells[i].reshape(-1)
@@ -455,7 +456,10 @@ def test_policy_accuracy_scores_the_held_out_games_move_by_move(tiny_model: Path
         if last >= 0:   # the last-move plane comes from the record, not from the replay order
             x[-1] = 0.0
             x[-1].reshape(-1)[last] = 1.0
-        logits = net.forward(x[None])[0][0].astype(np.float64)
+        logits_batch, value = net.forward(x[None])
+        logits = logits_batch[0].astype(np.float64)
+        sq += float(pos.zw[i]) * (float(value[0]) - float(pos.z[i])) ** 2
+        w += float(pos.zw[i])
         logits[cells != 0] = -np.inf
         order = list(np.argsort(-logits)[:3])
         top1 += order[0] == pos.move[i]
@@ -465,6 +469,7 @@ def test_policy_accuracy_scores_the_held_out_games_move_by_move(tiny_model: Path
     assert got["positions"] == n and got["games"] == 10
     assert got["top1"] == round(top1 / n, 4) and got["top3"] == round(top3 / n, 4)
     assert got["policy_loss"] == pytest.approx(-ll / n, abs=1e-3)
+    assert 0 < w < n and got["value_mse"] == pytest.approx(sq / w, abs=1e-4)    # results only where known
 
 
 def test_loop_plays_lost_selfplay_batches_again_before_training(tmp_path, monkeypatch) -> None:
