@@ -1,0 +1,1 @@
+gomoku train teacher --engine /root/sparring/rapfi/build/pbrain-rapfi --centre-openings --exclude-openings ../shared/data/openings/piskvork_openings.txt --games 540 --min-plies 3 --max-plies 3 --size 15 --rule freestyle --seed 21 -j 2 --record-format sgf --out runs/teach15f --nodes 100000 --nodes-b 110000

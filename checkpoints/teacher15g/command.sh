@@ -1,0 +1,1 @@
+gomoku train teacher --engine /root/sparring/rapfi/build/pbrain-rapfi --centre-openings --exclude-openings ../shared/data/openings/piskvork_openings.txt --games 3000 --min-plies 5 --max-plies 5 --size 15 --rule freestyle --seed 22 -j 2 --record-format sgf --out runs/teach15g --nodes 100000 --nodes-b 110000

@@ -1,0 +1,1 @@
+gomoku train teacher --engine /root/sparring/rapfi/build/pbrain-rapfi --centre-openings --exclude-openings ../shared/data/openings/piskvork_openings.txt --games 540 --min-plies 3 --max-plies 3 --size 15 --rule freestyle --seed 23 -j 2 --record-format sgf --out runs/teach15h --nodes 50000 --nodes-b 55000
