@@ -63,5 +63,6 @@ def policy_accuracy(model: Union[str, os.PathLike], data: Union[str, os.PathLike
             "games": int(len(np.unique(pos.game[val]))), "positions": int(n),
             "top1": round(top1 / n, 4), "top3": round(top3 / n, 4),
             "policy_loss": round(-loglik / n, 4),
-            "value_mse": round(sq_err / weight, 4) if weight > 0 else None, "backend": net.backend if hasattr(net, "backend") else backend,
+            "value_mse": round(sq_err / weight, 4) if weight > 0 else None,
+            "backend": net.backend if hasattr(net, "backend") else backend,
             "seconds": round(time.perf_counter() - t0, 2)}

@@ -242,7 +242,8 @@ def summarize(records: Sequence[Dict[str, Any]], names: Sequence[str], fmt: str,
         # in the schedule's order, not the order the games finished in: the same games give the same
         # ratings to the last bit whatever the workers' timing (a resumed or a distributed run)
         bt_games.sort(key=lambda g: g[0])
-        bt = R.bradley_terry([g for _, g in bt_games], n, first_move=True, prior=prior, anchor=anchor, anchor_elo=anchor_elo)
+        bt = R.bradley_terry([g for _, g in bt_games], n, first_move=True, prior=prior, anchor=anchor,
+                             anchor_elo=anchor_elo)
         z = R.z_value(confidence)
         rating.update({
             "elo": [float(v) for v in bt.ratings], "se": [float(v) for v in bt.se],

@@ -118,8 +118,8 @@ def _add_teacher_engine(p: Any, nodes_default: str) -> None:
 
 def _add_teacher(tsub: Any) -> None:
     te = tsub.add_parser("teacher", help="games of an external pbrain engine against itself from "
-                         "openings cut out of records, or random ones by an edge or the centre (resumable), as "
-                         "training data")
+                         "openings cut out of records, or random ones by an edge or the centre "
+                         "(resumable), as training data")
     _add_teacher_engine(te, "default: its own")
     src = te.add_mutually_exclusive_group(required=True)
     src.add_argument("--records", nargs="+",
@@ -744,10 +744,9 @@ def _run_export(args: Any) -> int:
 def _run_teacher(args: Any) -> int:
     """``gomoku train teacher``: write the openings once, then run (or resume) the tournament."""
     import shlex
-    from gomoku_ai.records import load_games, write_openings
+    from gomoku_ai.records import load_games, read_openings, write_openings
     from gomoku_ai.rules import Rule
     from gomoku_ai.fileio import atomic_write_text
-    from gomoku_ai.records import read_openings
     from gomoku_ai.training.teacher import centre_openings, edge_openings, openings_from_records
     from ..tournament.cli import main as tournament_main
 
