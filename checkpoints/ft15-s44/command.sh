@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# session 44: no device. freestyle-5x48-mix (checkpoints/mix-h200/5x48-mix.pt, the 15x15 default)
+# fine-tuned 50 minutes on two CPU cores in fp32 (bf16 did not reach 100 steps in 3 minutes on
+# this AMD EPYC without AVX-512, where it is emulated; fp32 ran 314 positions/s) with Rapfi games
+# from random three-stone centre openings (teacher15f and teacher15h; the Piskvork positions kept
+# out) weighed 4 times, beside the older 15x15 shards. Held out of training: teacher15e games 1384+, teacher15f games 470+ (and their
+# openings), teacher15g (five-stone openings). Run from the repository root after unpacking
+# every checkpoints/teacher15*/match.tar.xz into runs/teach15*/match (their READMEs).
+set -euo pipefail
+G=.venv/bin/gomoku
+D=runs/data
+C=checkpoints
+# 1. the data: the older shards as in checkpoints/ft15-s42/command.sh; teacher15e cut at game 1384
+#    and teacher15f at 470 (symlink folders of the game files); teacher15h (the same kind of
+#    openings as 15f, Rapfi at 50,000/55,000 nodes) without the games from an opening of 15f's
+#    held-out part; teacher15g (five stones, 30 games) held out whole
+split() {   # split RUN CUT: runs/split/RUN-train (games < CUT) and RUN-test (the rest)
+  local run=$1 cut=$2
+  mkdir -p runs/split/$run-train runs/split/$run-test
+  for f in runs/teach$run/match/games/*.sgf; do
+    local b; b=$(basename "$f"); local n=$((10#${b%%-*}))
+    if [ "$n" -lt "$cut" ]; then ln -sf "$PWD/$f" runs/split/$run-train/; else ln -sf "$PWD/$f" runs/split/$run-test/; fi
+  done
+  for s in train test; do
+    $G train pack --records runs/split/$run-$s --openings runs/teach$run/openings.txt --eval-weight 0.5 \
+        --out $D/teach$run-$s.npz
+  done
+}
+split 15e 1384
+split 15f 470
+split 15g 0
+mkdir -p runs/split/15h-train
+.venv/bin/python - <<'PY'
+import json, os
+from gomoku_ai.training.teacher import opening_shape
+def rows(run):
+    return [json.loads(l) for l in open(f"runs/{run}/match/results.jsonl")]
+held = {opening_shape([tuple(m) for m in r["moves"][:r["opening_plies"]]])
+        for r in rows("teach15f") if r["game"] >= 470}
+kept = 0
+for r in rows("teach15h"):
+    if opening_shape([tuple(m) for m in r["moves"][:r["opening_plies"]]]) in held:
+        continue
+    name = f"{r['game']:06d}-{r['black']}-vs-{r['white']}.sgf"
+    os.symlink(os.path.abspath(f"runs/teach15h/match/games/{name}"), f"runs/split/15h-train/{name}")
+    kept += 1
+print(json.dumps({"teach15h_games_kept": kept}))
+PY
+$G train pack --records runs/split/15h-train --openings runs/teach15h/openings.txt --eval-weight 0.5 \
+    --out $D/teach15h-train.npz
+$G train pack --records ../shared/data/gomocup2024_freestyle15 \
+    --openings ../shared/data/openings/gomocup2024_freestyle15_derived.txt --out $D/gomocup2024.npz
+$G train pack --records runs/teach15/match/games --openings runs/teach15/openings.txt --out $D/teach15.npz
+$G train pack --records runs/teach15b/match/games --openings runs/teach15b/openings.txt --out $D/teach15b.npz
+for r in teach15c teach15d; do
+  $G train pack --records runs/$r/match/games --openings runs/$r/openings.txt --eval-weight 0.5 \
+      --out $D/$r-mix.npz
+done
+DATA="$D/gomocup2024.npz $D/teach15.npz $D/teach15b.npz $D/teach15c-mix.npz $D/teach15d-mix.npz \
+$D/teach15e-train.npz $D/teach15f-train.npz $D/teach15h-train.npz"
+# 2. the fine-tune (log.jsonl)
+$G train supervised --data $DATA --run runs/s44/ft15 --blocks 5 --channels 48 --steps 100000 \
+    --batch 256 --lr 1.5e-4 --warmup 200 --threads 2 --device cpu --init $C/mix-h200/5x48-mix.pt \
+    --precision fp32 --max-seconds 3000 --time-schedule \
+    --repeat $D/teach15f-train.npz=4 --repeat $D/teach15h-train.npz=4
+# 3. export, the int8 graph, and the held-out screen against the start network
+$G train export --checkpoint runs/s44/ft15/best.pt --out runs/s44/models/freestyle15-5x48-ctr \
+    --name freestyle15-5x48-ctr --size 15 --n 5 --rule freestyle \
+    --notes "freestyle-5x48-mix fine-tuned on two CPU cores (bf16) with Rapfi games from random centre openings (teacher15f/g x4) beside the 15x15 shards, lr 1.5e-4 (session 44)"
+$G train quantize runs/s44/models/freestyle15-5x48-ctr --data $D/gomocup2024.npz
+for t in teach15e-test teach15f-test teach15g-test; do
+  for m in models/freestyle-5x48-mix.int8.onnx runs/s44/models/freestyle15-5x48-ctr.int8.onnx; do
+    $G train accuracy --data $D/$t.npz --val-fraction 1.0 $m
+  done
+done
