@@ -17,6 +17,7 @@ import random
 from typing import Callable, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 from ..board import Board
+from ..net.symmetries import NUM_SYMMETRIES, transform_move
 from ..records import GameRecord
 from ..rules import Rule
 
@@ -143,28 +144,26 @@ def centre_openings(count: int, min_plies: int, max_plies: int, width: int = 15,
 def opening_shape(moves: Sequence[Move]) -> Tuple[Tuple[Move, ...], Tuple[Move, ...]]:
     """The position an opening sets up, the same for all its images under the eight symmetries
     of the square and any shift: (Black's stones, White's stones), each sorted, shifted so the
-    smallest x and y of all the stones are 0, the least such pair over the eight symmetries.
+    smallest x and y of all the stones are 0, the least such pair over the eight symmetries
+    (:func:`gomoku_ai.net.symmetries.transform_move`, on the square that holds the stones).
     The move order does not count (two openings that reach one position are one)."""
+    if not moves:
+        return ((), ())
+    mx = min(x for x, _ in moves)
+    my = min(y for _, y in moves)
+    side = max(max(x - mx, y - my) for x, y in moves) + 1
+    flat = [(y - my) * side + (x - mx) for x, y in moves]
     best: Optional[Tuple[Tuple[Move, ...], Tuple[Move, ...]]] = None
-    for k in range(8):
-        pts = [_sym(k, x, y) for x, y in moves]
-        if not pts:
-            return ((), ())
-        mx = min(p[0] for p in pts)
-        my = min(p[1] for p in pts)
-        pts = [(x - mx, y - my) for x, y in pts]
+    for k in range(NUM_SYMMETRIES):
+        pts = [(m % side, m // side) for m in (transform_move(f, k, side, side) for f in flat)]
+        ox = min(x for x, _ in pts)
+        oy = min(y for _, y in pts)
+        pts = [(x - ox, y - oy) for x, y in pts]
         shape = (tuple(sorted(pts[0::2])), tuple(sorted(pts[1::2])))
         if best is None or shape < best:
             best = shape
     assert best is not None
     return best
-
-
-def _sym(k: int, x: int, y: int) -> Move:
-    """Symmetry ``k`` (0..7) of the square, about the origin: a transpose then sign flips."""
-    if k & 4:
-        x, y = y, x
-    return (-x if k & 1 else x, -y if k & 2 else y)
 
 
 def _cluster_openings(kind: str, first: Callable[[random.Random], Move], count: int, min_plies: int,
