@@ -22,6 +22,7 @@ split() {   # split RUN CUT: runs/split/RUN-train (games < CUT) and RUN-test (th
     if [ "$n" -lt "$cut" ]; then ln -sf "$PWD/$f" runs/split/$run-train/; else ln -sf "$PWD/$f" runs/split/$run-test/; fi
   done
   for s in train test; do
+    [ -n "$(ls runs/split/$run-$s)" ] || continue   # teacher15g: no training part
     $G train pack --records runs/split/$run-$s --openings runs/teach$run/openings.txt --eval-weight 0.5 \
         --out $D/teach$run-$s.npz
   done
