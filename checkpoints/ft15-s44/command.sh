@@ -43,7 +43,8 @@ for r in rows("teach15h"):
     if opening_shape([tuple(m) for m in r["moves"][:r["opening_plies"]]]) in held:
         continue
     name = f"{r['game']:06d}-{r['black']}-vs-{r['white']}.sgf"
-    os.symlink(os.path.abspath(f"runs/teach15h/match/games/{name}"), f"runs/split/15h-train/{name}")
+    if not os.path.lexists(f"runs/split/15h-train/{name}"):   # made by an earlier run of this script
+        os.symlink(os.path.abspath(f"runs/teach15h/match/games/{name}"), f"runs/split/15h-train/{name}")
     kept += 1
 print(json.dumps({"teach15h_games_kept": kept}))
 PY
