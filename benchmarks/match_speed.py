@@ -17,8 +17,9 @@ against 2,306-2,329 nodes/s here): two runs of the same engine are comparable on
 figures agree.
 
 Per run: ``moves`` (counted), ``nodes_per_s`` (median, with the quartiles ``q1``/``q3``), ``tm_ms``
-(median), and ``max_move_ms``: the longest of the player's moves by the manager's clock
-(``times_ms``, every ply); ``pooled``: the same over every run.
+(median), and ``max_move_ms``: the longest of the player's moves after the opening by the
+manager's clock (``times_ms``, every such move, not only ``--plies``); ``pooled``: the same over
+every run.
 """
 from __future__ import annotations
 
@@ -95,7 +96,6 @@ def main(argv: Optional[List[str]] = None) -> int:
     report: Dict[str, Any] = {"plies": list(args.plies), "runs": []}
     all_speeds: List[float] = []
     all_tms: List[int] = []
-    longest: Optional[int] = None
     for spec in args.runs:
         folder, sep, player = spec.rpartition(":")
         if not sep or not folder or not player:
@@ -111,8 +111,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         report["runs"].append({"run": str(path), "player": player, **summary(speeds, tms, run_longest)})
         all_speeds += speeds
         all_tms += tms
-        if run_longest is not None:
-            longest = run_longest if longest is None else max(longest, run_longest)
+    longest = max((r["max_move_ms"] for r in report["runs"] if r["max_move_ms"] is not None), default=None)
     report["pooled"] = summary(all_speeds, all_tms, longest)
     print(json.dumps(report, indent=2))
     return 0
