@@ -188,6 +188,18 @@ def _die_with_parent_fn() -> Optional[Callable[[], None]]:
     return set_pdeathsig
 
 
+def _spawn(cmd: Sequence[str], cwd: Optional[str], env: Optional[Dict[str, str]],
+           die_with_parent: bool) -> "subprocess.Popen[bytes]":
+    """Start ``cmd`` with three pipes (unbuffered; stdin non-blocking on POSIX, see ``_send_all``) in its
+    own process group (:func:`_popen_kwargs`). OSError / ValueError when it cannot be run."""
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            cwd=cwd, env=env, bufsize=0, **_popen_kwargs(die_with_parent))
+    assert proc.stdin is not None  # a PIPE
+    if os.name == "posix":
+        os.set_blocking(proc.stdin.fileno(), False)
+    return proc
+
+
 def _popen_kwargs(die_with_parent: bool) -> Dict[str, Any]:
     """``Popen`` arguments that give the engine its own process group (session on POSIX), so that
     its whole tree can be killed; ``die_with_parent``: see :func:`_die_with_parent_fn`."""
@@ -348,6 +360,9 @@ class EngineClient:
         self._board_size: Tuple[int, int] = (15, 15)
         self.board_always = False           # always send BOARD (c-gomoku-cli -sendbyboard)
         self._killed: Optional["subprocess.Popen[bytes]"] = None
+        # kill() may come from another thread (an interrupted run): it waits while start() spawns the
+        # process and its readers, so it never meets a process whose readers are not yet running
+        self._life = threading.RLock()
 
     # ------------------------------------------------------------------ helpers
     def __repr__(self) -> str:
@@ -396,12 +411,13 @@ class EngineClient:
         return exc
 
     def _kill(self) -> None:
-        proc = self.proc
-        if proc is None or self._killed is proc:
-            return  # never signal a process group twice: once reaped, its id may be reused
-        self._killed = proc
-        self.exit_code = kill_process_tree(proc)
-        self._close_pipes()
+        with self._life:
+            proc = self.proc
+            if proc is None or self._killed is proc:
+                return  # never signal a process group twice: once reaped, its id may be reused
+            self._killed = proc
+            self.exit_code = kill_process_tree(proc)
+            self._close_pipes()
         if self.on_reap is not None:
             try:
                 self.on_reap(proc.pid)
@@ -428,10 +444,10 @@ class EngineClient:
         data = "".join(line + "\n" for line in lines).encode("utf-8")
         for line in data.decode().splitlines():
             log.debug("%s >> %s", self.name, line)
-        if proc is None or proc.stdin is None:
+        if proc is None or proc.stdin is None or proc.stdin.closed:  # closed: killed from another thread
             raise self._fail(EngineCrashed("no process", self.name))
-        fd = proc.stdin.fileno()
         try:
+            fd = proc.stdin.fileno()
             if os.name == "posix":
                 if not _send_all(fd, data, deadline):
                     raise self._fail(EngineTimeout("does not read its input (pipe full)", self.name))
@@ -489,31 +505,27 @@ class EngineClient:
         self._q = queue.Queue()
         self._seen = 0
         self.exit_code = None
-        kwargs = _popen_kwargs(self.die_with_parent)
-        try:
-            self.proc = subprocess.Popen(self.cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=subprocess.PIPE, cwd=self.cwd, env=self.env, bufsize=0,
-                                         **kwargs)
-        except (OSError, ValueError) as e:
-            self.proc = None
-            self.state = EngineState.DEAD
-            self.last_error = EngineCrashed(f"cannot start {self.cmd!r}: {e}", self.name)
-            raise self.last_error from None
-        self.starts += 1
-        if self.on_spawn is not None:
+        with self._life:
             try:
-                self.on_spawn(self.proc.pid)
-            except Exception:  # noqa: BLE001
-                log.exception("on_spawn failed")
-        assert self.proc.stdin is not None and self.proc.stdout is not None and self.proc.stderr is not None  # PIPEs
-        if os.name == "posix":
-            os.set_blocking(self.proc.stdin.fileno(), False)
-        self._readers = [
-            _Reader(self.proc.stdout.fileno(), "stdout", self._stdout_sink, self.name),
-            _Reader(self.proc.stderr.fileno(), "stderr", self._stderr_sink, self.name),
-        ]
-        for r in self._readers:
-            r.start()
+                self.proc = _spawn(self.cmd, self.cwd, self.env, self.die_with_parent)
+            except (OSError, ValueError) as e:
+                self.proc = None
+                self.state = EngineState.DEAD
+                self.last_error = EngineCrashed(f"cannot start {self.cmd!r}: {e}", self.name)
+                raise self.last_error from None
+            self.starts += 1
+            if self.on_spawn is not None:
+                try:
+                    self.on_spawn(self.proc.pid)
+                except Exception:  # noqa: BLE001
+                    log.exception("on_spawn failed")
+            assert self.proc.stdout is not None and self.proc.stderr is not None  # PIPEs
+            self._readers = [
+                _Reader(self.proc.stdout.fileno(), "stdout", self._stdout_sink, self.name),
+                _Reader(self.proc.stderr.fileno(), "stderr", self._stderr_sink, self.name),
+            ]
+            for r in self._readers:
+                r.start()
         self.state = EngineState.STARTING
         log.info("%s: started pid %d: %s", self.name, self.proc.pid, " ".join(self.cmd))
         deadline = time.monotonic() + self.startup_timeout_ms / 1000.0
@@ -526,7 +538,10 @@ class EngineClient:
             break
         self.about = L.parse_about_reply(text)
         log.info("%s: ABOUT %s", self.name, L.clean_text(text)[:300])
-        self.state = EngineState.IDLE
+        with self._life:
+            if self._killed is self.proc:  # kill() from another thread after ABOUT was answered
+                raise self._fail(EngineCrashed("killed while starting", self.name))
+            self.state = EngineState.IDLE
         return self.about
 
     def ensure_started(self) -> None:

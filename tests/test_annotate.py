@@ -139,6 +139,31 @@ def test_a_teacher_move_on_a_stone_is_left_out() -> None:
     assert lost is not None and lost.z[0] == pytest.approx(0.0) and lost.zw[0] == 1.0
 
 
+def test_a_teacher_killed_by_an_interrupt_is_not_restarted() -> None:
+    """The one retry after an engine failure is for a teacher that crashed by itself; once the run is
+    stopped (SIGTERM, Ctrl-C) the main thread's kill must not be answered by starting a new teacher."""
+    import threading
+    from protocol.manager import EngineCrashed
+    from tools.train.annotate import _annotate_game
+
+    class Flaky:
+        asked = 0
+
+        def ask(self, width, height, moves):
+            self.asked += 1
+            if self.asked == 1:
+                raise EngineCrashed("exited with code -9 while waiting for BOARD", "teacher")
+            return (5, 5), None
+
+    g = SourceGame("k", 10, 10, list(WIN), 2, "ours", "opp")
+    t = Flaky()
+    assert _annotate_game(t, g, [2], threading.Event())["moves"] == [[5, 5]] and t.asked == 2  # retried
+    stop = threading.Event()
+    stop.set()
+    with pytest.raises(EngineCrashed):
+        _annotate_game(Flaky(), g, [2], stop)
+
+
 def test_a_teacher_that_crashes_once_is_restarted_and_one_that_always_fails_is_reported(setup, tmp_path: Path,
                                                                                       capsys) -> None:
     argv, src, out = setup

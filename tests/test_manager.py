@@ -238,6 +238,43 @@ def test_crash_is_reported_and_restart_works(fake, tmp_path):
     assert (r.x, r.y) == (7, 7)
 
 
+def test_kill_from_another_thread_during_start_waits_for_the_spawn_and_kills_it(fake, monkeypatch):
+    """An interrupted run kills its engines from the main thread while a worker may be inside start()
+    (CI, session 45: kill() joined a reader thread that start() had made but not yet started, and the
+    run ended with a RuntimeError instead of its interrupt). kill() must wait for the spawn, kill that
+    process, and the starting thread must get a typed crash."""
+    import threading
+    import protocol.manager as manager
+    spawning = threading.Event()
+    real_start = manager._Reader.start
+
+    def slow_start(self):
+        if not spawning.is_set():
+            spawning.set()
+            time.sleep(0.3)  # the killer runs now, between making the readers and starting them
+        real_start(self)
+
+    monkeypatch.setattr(manager._Reader, "start", slow_start)
+    c = fake("normal")
+    got = []
+
+    def starter():
+        try:
+            c.start()
+            got.append("started")
+        except Exception as e:  # noqa: BLE001 - the test inspects what start() raised
+            got.append(e)
+
+    th = threading.Thread(target=starter)
+    th.start()
+    assert spawning.wait(10)
+    c.kill("interrupted")  # before the fix: RuntimeError: cannot join thread before it is started
+    th.join(10)
+    # start() either saw the kill (a typed crash) or had finished just before it; the client ends DEAD
+    assert not th.is_alive() and len(got) == 1 and (got[0] == "started" or isinstance(got[0], EngineCrashed)), got
+    assert c.state is EngineState.DEAD and c.proc is not None and not _alive(c.proc.pid)
+
+
 def test_settle_gap_after_a_move_keeps_an_engine_that_drops_early_commands(fake):
     """Rapfi drops a command that arrives right after its move reply. The fake here drops every
     line for 200 ms after a reply: without a settle gap the next request is lost (a time-out);

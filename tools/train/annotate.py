@@ -238,9 +238,11 @@ class Teacher:
         self.client.quit()
 
 
-def _annotate_game(t: Teacher, g: SourceGame, plies: Sequence[int]) -> Dict[str, Any]:
+def _annotate_game(t: Teacher, g: SourceGame, plies: Sequence[int],
+                   stop: Optional[threading.Event] = None) -> Dict[str, Any]:
     """Ask ``t`` about each of ``plies`` of ``g``; one retry with a fresh process after an engine failure
-    (a second one propagates)."""
+    (a second one propagates, and so does the first once ``stop`` is set: an interrupted run's killed
+    teacher is not restarted)."""
     moves, evals = [], []
     for p in plies:
         for attempt in (0, 1):
@@ -248,7 +250,7 @@ def _annotate_game(t: Teacher, g: SourceGame, plies: Sequence[int]) -> Dict[str,
                 mv, ev = t.ask(g.width, g.height, g.moves[:p])
                 break
             except EngineError:
-                if attempt:
+                if attempt or (stop is not None and stop.is_set()):
                     raise
         moves.append(list(mv))
         evals.append(ev)
@@ -286,7 +288,7 @@ def annotate(games: Sequence[SourceGame], cmd: Sequence[str], out: Path, player:
                 except queue.Empty:
                     return
                 try:
-                    row = _annotate_game(t, g, plies)
+                    row = _annotate_game(t, g, plies, stop)
                 except EngineError as e:
                     with lock:
                         failed.append(f"{g.key}: {e}")
@@ -315,9 +317,12 @@ def annotate(games: Sequence[SourceGame], cmd: Sequence[str], out: Path, player:
     except BaseException:
         # interrupted (Ctrl-C, SIGTERM): no engine may outlive the run; finished games are on disk
         stop.set()
-        with lock:
-            for t in teachers:
-                t.client.kill("annotate interrupted")
+        for _ in range(2):  # again after the workers end: none may have started one since
+            with lock:
+                for t in teachers:
+                    t.client.kill("annotate interrupted")
+            for th in threads:
+                th.join(timeout=2.0)
         raise
     return {**stats, "failed": failed}
 
