@@ -149,6 +149,39 @@ def test_training_learns_and_resumes(tmp_path: Path) -> None:
     assert load_checkpoint(tmp_path / "run" / "checkpoint.pt")["step"] == 80
 
 
+def test_train_only_value_moves_the_value_head_and_nothing_else(tmp_path: Path) -> None:
+    """``train_only="value"``: a fine-tune from a trained network changes its value head while every
+    other weight and batch-norm statistic, and so the policy's logits, stay exactly as they were; the
+    value loss falls. A zero value weight, which would leave nothing to learn, is refused."""
+    pos = _tiny_positions()
+    base = dict(batch_size=64, lr=3e-3, warmup_steps=5, log_every=20, val_every=0, checkpoint_every=20,
+                arch=SMALL, threads=1, val_fraction=0.1)
+    Trainer(TrainConfig(steps=20, **base), tmp_path / "start").fit(pos)
+    tr = Trainer(TrainConfig(steps=60, train_only="value", **base), tmp_path / "value",
+                 init=tmp_path / "start" / "checkpoint.pt")
+    before = {k: v.clone() for k, v in tr.model.state_dict().items()}
+    x = torch.from_numpy(encode_batch([Board(9, 9)] + random_boards(3, 9, 9, 5)))
+    tr.model.eval()
+    with torch.no_grad():
+        logits0, v0 = tr.model(x)
+    tr.fit(pos)
+    after = tr.model.state_dict()
+    moved = {k for k in before if not torch.equal(before[k], after[k])}
+    assert moved and all(k.startswith("value_") for k in moved), moved
+    assert any(k.startswith("value_fc") for k in moved)
+    tr.model.eval()
+    with torch.no_grad():
+        logits1, v1 = tr.model(x)
+    assert torch.equal(logits0, logits1) and not torch.equal(v0, v1)
+    log = [json.loads(line) for line in (tmp_path / "value" / "log.jsonl").read_text().splitlines()]
+    steps = [r for r in log if "value_loss" in r and "step" in r and not r.get("final")]
+    assert steps[-1]["value_loss"] < steps[0]["value_loss"]
+    with pytest.raises(ValueError, match="value_weight"):
+        TrainConfig(train_only="value", value_weight=0.0)
+    with pytest.raises(ValueError, match="train_only"):
+        TrainConfig(train_only="policy")
+
+
 def test_lr_schedule() -> None:
     cfg = TrainConfig(steps=1000, lr=1e-3, lr_min=1e-5, warmup_steps=100)
     assert lr_at(0, cfg) == pytest.approx(1e-5)

@@ -6,7 +6,7 @@ mean and max pooling, so one network plays 15x15, 20x20 and rectangular boards.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Iterator, Tuple
+from typing import Any, Dict, Iterator, List, Tuple
 
 import numpy as np
 import torch
@@ -53,6 +53,15 @@ class PolicyValueNet(nn.Module):
         self.value_conv1 = ConvBN(c, hc, 1)
         self.value_fc1 = nn.Linear(2 * hc, arch.value_fc)
         self.value_fc2 = nn.Linear(arch.value_fc, 1)
+
+    def freeze_all_but_value_head(self) -> List[nn.Module]:
+        """Stop every parameter outside the value head (``value_conv1``, ``value_fc1``, ``value_fc2``) from
+        learning; returns the frozen modules, which the trainer keeps in eval mode."""
+        head = [self.value_conv1, self.value_fc1, self.value_fc2]
+        kept = {id(p) for m in head for p in m.parameters()}
+        for p in self.parameters():
+            p.requires_grad_(id(p) in kept)
+        return [self.stem, self.blocks, self.policy_conv1, self.policy_conv2]
 
     def forward(self, x: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
         h = F.relu(self.stem(x))

@@ -34,6 +34,9 @@ from .model import PolicyValueNet, dihedral
 CHECKPOINT_VERSION = 1
 #: the values of :attr:`TrainConfig.precision`
 PRECISIONS = ("fp32", "bf16")
+#: what a run trains: the whole network, or its value head alone (the tower and the policy head frozen,
+#: their batch-norm statistics included, so the policy's outputs cannot move)
+TRAIN_PARTS = ("all", "value")
 
 #: one training batch on the device: (input planes, policy targets, value targets z, value weights zw)
 Batch = Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]
@@ -77,6 +80,9 @@ class TrainConfig:
     #: and the optimizer kept in float32, and the tower in channels-last layout): on a CPU with
     #: AVX512-BF16 about twice the positions/s of fp32 (``benchmarks/bench_train.py``)
     precision: str = "fp32"
+    #: ``all``, or ``value``: only the value head learns (:data:`TRAIN_PARTS`); a fine-tune of the value
+    #: head on teacher evaluations that leaves the policy exactly as it was
+    train_only: str = "all"
 
     def __post_init__(self) -> None:
         checks.non_negative(self, "steps", "warmup_steps", "weight_decay", "value_weight", "val_every")
@@ -93,6 +99,10 @@ class TrainConfig:
             if bad or sum(self.size_shares.values()) > 1.0 + 1e-9:
                 raise ValueError("size_shares must map WxH to shares in 0..1 summing to at most 1, "
                                  f"not {self.size_shares!r}")
+        if self.train_only not in TRAIN_PARTS:
+            raise ValueError(f"train_only must be one of {TRAIN_PARTS}, not {self.train_only!r}")
+        if self.train_only == "value" and not self.value_weight > 0:
+            raise ValueError("train_only='value' needs value_weight > 0")
         if self.precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {PRECISIONS}, not {self.precision!r}")
         check_arch(self, "arch")
@@ -360,7 +370,8 @@ class Trainer:
         if self._bf16:
             # in place; torch's stubs lack Module.to's memory_format keyword
             self.model.to(memory_format=torch.channels_last)  # type: ignore[call-overload]
-        self.opt = torch.optim.AdamW(self.model.parameters(), lr=cfg.lr,
+        self._frozen = self.model.freeze_all_but_value_head() if cfg.train_only == "value" else []
+        self.opt = torch.optim.AdamW([p for p in self.model.parameters() if p.requires_grad], lr=cfg.lr,
                                      weight_decay=cfg.weight_decay)
         self.step = 0
         if self.ckpt_path.exists():
@@ -422,6 +433,13 @@ class Trainer:
         acc = (logits.argmax(dim=1) == pi.argmax(dim=1)).float().mean()
         return lp, lv, acc
 
+    def _train_mode(self) -> None:
+        """Training mode for what learns; the frozen modules (``cfg.train_only``) stay in eval mode, so that
+        their batch norms keep their statistics."""
+        self.model.train()
+        for m in self._frozen:
+            m.eval()
+
     def evaluate(self, pos: Positions, idx: np.ndarray, batch: int = 1024,
                  data: Optional[DeviceData] = None) -> Dict[str, float]:
         """Mean policy loss, value loss and top-1 of positions ``idx`` (no augmentation)."""
@@ -436,7 +454,7 @@ class Trainer:
                 tot["val_value_loss"] += float(lv) * len(b)
                 tot["val_top1"] += float(acc) * len(b)
                 n += len(b)
-        self.model.train()
+        self._train_mode()
         return {k: round(v / max(n, 1), 4) for k, v in tot.items()}
 
     def _score(self, metrics: Dict[str, Any]) -> float:
@@ -505,7 +523,7 @@ class Trainer:
         groups = self._groups(pos)
         shares = np.array([g.share for g in groups])
         rng = np.random.default_rng(cfg.seed + self.step)
-        self.model.train()
+        self._train_mode()
         t0 = time.perf_counter()
         t_log = t0
         seen = 0

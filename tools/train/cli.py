@@ -98,6 +98,9 @@ def _add_supervised(tsub: Any) -> None:
     sl.add_argument("--value-weight", type=float, default=None,
                     help="weight of the value loss (default 1; lower keeps an --init network's "
                          "value head while its policy learns)")
+    sl.add_argument("--train-only", choices=("all", "value"), default="all",
+                    help="value: only the value head learns; the tower and the policy head stay exactly "
+                         "as --init has them (default: %(default)s)")
     sl.add_argument("--repeat", action="append", default=None, metavar="SHARD=K",
                     help="weigh one --data shard K times in the mix, e.g. runs/ann20/annotated.npz=4 "
                          "(repeatable; its games stay whole in the validation split)")
@@ -698,7 +701,7 @@ def _run_supervised(args: Any) -> int:
     try:
         cfg = trainer.TrainConfig(steps=args.steps, batch_size=args.batch, lr=args.lr,
                                   threads=args.threads, device=args.device,
-                                  precision=args.precision,
+                                  precision=args.precision, train_only=args.train_only,
                                   schedule_seconds=(args.max_seconds if args.time_schedule
                                                     else None),
                                   size_shares=trainer.parse_size_shares(args.size_share or []),
@@ -715,6 +718,9 @@ def _run_supervised(args: Any) -> int:
             sys.stderr.write("gomoku train supervised: --value-weight must be >= 0\n")
             return 2
         cfg.value_weight = args.value_weight
+        if cfg.train_only == "value" and not cfg.value_weight > 0:
+            sys.stderr.write("gomoku train supervised: --train-only value needs --value-weight > 0\n")
+            return 2
     try:
         tr = trainer.Trainer(cfg, Path(args.run), log=_print_json,
                              init=Path(args.init) if args.init else None)
