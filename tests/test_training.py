@@ -176,6 +176,9 @@ def test_train_only_value_moves_the_value_head_and_nothing_else(tmp_path: Path) 
     log = [json.loads(line) for line in (tmp_path / "value" / "log.jsonl").read_text().splitlines()]
     steps = [r for r in log if "value_loss" in r and "step" in r and not r.get("final")]
     assert steps[-1]["value_loss"] < steps[0]["value_loss"]
+    # a run of the whole network is not resumed as a value-head run: its optimizer has other parameters
+    with pytest.raises(CheckpointError, match="train_only"):
+        Trainer(TrainConfig(steps=80, train_only="value", **base), tmp_path / "start")
     with pytest.raises(ValueError, match="value_weight"):
         TrainConfig(train_only="value", value_weight=0.0)
     with pytest.raises(ValueError, match="train_only"):

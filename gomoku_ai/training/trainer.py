@@ -381,7 +381,11 @@ class Trainer:
                                       f"from the requested {asdict(self.model.arch)}; use a new "
                                       "run folder")
             self.model.load_state_dict(state["model"])      # copies onto self.device
-            self.opt.load_state_dict(state["optimizer"])    # moves its state to the params' device
+            try:
+                self.opt.load_state_dict(state["optimizer"])    # moves its state to the params' device
+            except ValueError as e:   # its parameter groups: a run of another train_only
+                raise CheckpointError(f"{self.ckpt_path}: its optimizer does not fit train_only="
+                                      f"{cfg.train_only!r} ({e}); use a new run folder") from None
             self.step = int(state["step"])
         elif init is not None:
             state = load_checkpoint(Path(init))
