@@ -64,6 +64,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     for ms in args.times:
         p = make_player(rule=Rule.FREESTYLE, width=15)
         same = still = 0
+        detail = []   # per position: our move was Rapfi's, our move still a mistake
         for before, best, best_ev in pos:
             b = Board(15, 15)
             for x, y in before:
@@ -73,10 +74,11 @@ def main(argv: Optional[List[str]] = None) -> int:
             mv = list(b.xy(info.move))
             same += mv == list(best)
             after = ev_value(rapfi.ask(15, 15, [tuple(m) for m in list(before) + [mv]])[1])
-            if after is not None and best_ev - (-after) > args.drop:
-                still += 1
-        res[str(ms)] = {"rapfi_move": same, "still_a_mistake": still}
-        print(json.dumps({ms: res[str(ms)]}), flush=True)
+            bad = after is not None and best_ev - (-after) > args.drop
+            still += bad
+            detail.append([int(mv == list(best)), int(bad)])
+        res[str(ms)] = {"rapfi_move": same, "still_a_mistake": still, "per_position": detail}
+        print(json.dumps({ms: {"rapfi_move": same, "still_a_mistake": still}}), flush=True)
     rapfi.close()
     json.dump(res, sys.stdout, indent=1)
     print()
