@@ -14,14 +14,6 @@ $G train supervised --data $DATA --run runs/s44/ft15 --blocks 5 --channels 48 --
     --batch 256 --lr 1.5e-4 --warmup 200 --threads 2 --device cpu --init $C/mix-h200/5x48-mix.pt \
     --precision fp32 --max-seconds 3000 --time-schedule \
     --repeat $D/teach15f-train.npz=4 --repeat $D/teach15h-train.npz=4
-# 3. export, the int8 graph, and the held-out screen against the start network
-$G train export --checkpoint runs/s44/ft15/best.pt --out runs/s44/models/freestyle15-5x48-ctr \
-    --name freestyle15-5x48-ctr --size 15 --n 5 --rule freestyle \
-    --notes "freestyle-5x48-mix fine-tuned on two CPU cores (bf16) with Rapfi games from random centre openings (teacher15f/g x4) beside the 15x15 shards, lr 1.5e-4 (session 44)"
-$G train quantize runs/s44/models/freestyle15-5x48-ctr --data $D/gomocup2024.npz
-for t in teach15e-test teach15f-test teach15g-test; do
-  for m in models/freestyle-5x48-mix.int8.onnx runs/s44/models/freestyle15-5x48-ctr.int8.onnx; do
-    $G train accuracy --data $D/$t.npz --val-fraction 1.0 $m
-  done
-done
-
+# 3. export, the int8 graph, and the held-out screen against the start network (data.sh)
+export_and_screen runs/s44/ft15/best.pt runs/s44/models freestyle15-5x48-ctr \
+    "freestyle-5x48-mix fine-tuned on two CPU cores (bf16) with Rapfi games from random centre openings (teacher15f/g x4) beside the 15x15 shards, lr 1.5e-4 (session 44)"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The data of the session-44 and -45 fine-tunes (sourced by ../ft15-s44/command.sh and
-# ../ft15-s45/command.sh, which set -euo pipefail): the 15x15 shards in runs/data and $DATA, their
+# The data of the session-44, -45 and -46 fine-tunes (sourced by ../ft15-s44/command.sh,
+# ../ft15-s45/command.sh and ../vh15-s46/command.sh, which set -euo pipefail): the 15x15 shards in runs/data and $DATA, their
 # list, with the held-out parts packed on their own (teach15e-test, teach15f-test, teach15g-test).
 # A split shard already packed is kept, so a second run resumes where the first left off.
+# It also defines export_and_screen, the recipes' step 3 (at the end of this file).
 G=.venv/bin/gomoku
 D=runs/data
 C=checkpoints
@@ -57,3 +58,17 @@ for r in teach15c teach15d; do
 done
 DATA="$D/gomocup2024.npz $D/teach15.npz $D/teach15b.npz $D/teach15c-mix.npz $D/teach15d-mix.npz \
 $D/teach15e-train.npz $D/teach15f-train.npz $D/teach15h-train.npz"
+
+# step 3 of each recipe: export CHECKPOINT as OUTDIR/NAME (15x15 freestyle, NOTES as its notes), its int8
+# graph, and the held-out screen of the start network and it on the three test splits
+export_and_screen() {   # export_and_screen CHECKPOINT OUTDIR NAME NOTES
+  local ck=$1 out=$2/$3 name=$3 notes=$4
+  $G train export --checkpoint "$ck" --out "$out" --name "$name" --size 15 --n 5 --rule freestyle \
+      --notes "$notes"
+  $G train quantize "$out" --data $D/gomocup2024.npz
+  for t in teach15e-test teach15f-test teach15g-test; do
+    for m in models/freestyle-5x48-mix.int8.onnx "$out.int8.onnx"; do
+      $G train accuracy --data $D/$t.npz --val-fraction 1.0 $m
+    done
+  done
+}

@@ -13,14 +13,6 @@ $G train supervised --data $DATA --run runs/s45/ft15 --blocks 5 --channels 48 --
     --batch 256 --lr 1.5e-4 --warmup 200 --threads 1 --device cpu --init $C/mix-h200/5x48-mix.pt \
     --precision fp32 --max-seconds 4200 --time-schedule --value-weight 0.1 \
     --repeat $D/teach15f-train.npz=4 --repeat $D/teach15h-train.npz=4
-# 3. export, the int8 graph, and the held-out screen against the start network
-$G train export --checkpoint runs/s45/ft15/best.pt --out runs/s45/models/freestyle15-5x48-pol \
-    --name freestyle15-5x48-pol --size 15 --n 5 --rule freestyle \
-    --notes "freestyle-5x48-mix fine-tuned on one CPU core (fp32), value loss weighed 0.1, with Rapfi games from random centre openings (teacher15f/h x4) beside the 15x15 shards, lr 1.5e-4 (session 45)"
-$G train quantize runs/s45/models/freestyle15-5x48-pol --data $D/gomocup2024.npz
-for t in teach15e-test teach15f-test teach15g-test; do
-  for m in models/freestyle-5x48-mix.int8.onnx runs/s45/models/freestyle15-5x48-pol.int8.onnx; do
-    $G train accuracy --data $D/$t.npz --val-fraction 1.0 $m
-  done
-done
-
+# 3. export, the int8 graph, and the held-out screen against the start network (data.sh)
+export_and_screen runs/s45/ft15/best.pt runs/s45/models freestyle15-5x48-pol \
+    "freestyle-5x48-mix fine-tuned on one CPU core (fp32), value loss weighed 0.1, with Rapfi games from random centre openings (teacher15f/h x4) beside the 15x15 shards, lr 1.5e-4 (session 45)"

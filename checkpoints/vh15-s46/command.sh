@@ -13,13 +13,6 @@ source checkpoints/ft15-s44/data.sh
 $G train supervised --data $DATA --run runs/s46/vh15 --blocks 5 --channels 48 --steps 100000 \
     --batch 256 --lr 5e-4 --warmup 100 --threads 1 --device cpu --init $C/mix-h200/5x48-mix.pt \
     --precision fp32 --max-seconds 2400 --time-schedule --train-only value
-# 3. export, the int8 graph, and the held-out screen against the start network
-$G train export --checkpoint runs/s46/vh15/best.pt --out runs/s46/models/freestyle15-5x48-vh \
-    --name freestyle15-5x48-vh --size 15 --n 5 --rule freestyle \
-    --notes "freestyle-5x48-mix with its value head alone fine-tuned on one CPU core (fp32) on the 15x15 shards and Rapfi games, the policy unchanged (session 46)"
-$G train quantize runs/s46/models/freestyle15-5x48-vh --data $D/gomocup2024.npz
-for t in teach15e-test teach15f-test teach15g-test; do
-  for m in models/freestyle-5x48-mix.int8.onnx runs/s46/models/freestyle15-5x48-vh.int8.onnx; do
-    $G train accuracy --data $D/$t.npz --val-fraction 1.0 $m
-  done
-done
+# 3. export, the int8 graph, and the held-out screen against the start network (data.sh)
+export_and_screen runs/s46/vh15/best.pt runs/s46/models freestyle15-5x48-vh \
+    "freestyle-5x48-mix with its value head alone fine-tuned on one CPU core (fp32) on the 15x15 shards and Rapfi games, the policy unchanged (session 46)"
