@@ -13,33 +13,48 @@ from __future__ import annotations
 import argparse
 import collections
 import json
-import lzma
-import re
 import statistics
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
-MATE = 30000.0
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # benchmarks/: results_io
 
+from results_io import player_points, read_results  # noqa: E402
 
-def ev_value(text: Optional[str]) -> Optional[float]:
-    """Rapfi's evaluation text (``"93"``, ``"+M3"``, ``"-M4"``) as a number, mates as +/- MATE."""
-    if text is None:
-        return None
-    m = re.fullmatch(r"([+-]?)M(\d+)", text)
-    if m:
-        return -MATE if m.group(1) == "-" else MATE
-    try:
-        return float(text)
-    except ValueError:
-        return None
+from gomoku_ai.training.dataset import parse_eval  # noqa: E402
+from tools.train.annotate import read_annotations  # noqa: E402
 
 
-def load_games(path: str) -> List[Dict[str, Any]]:
-    opener = lzma.open if path.endswith(".xz") else open
-    with opener(path, "rt") as f:
-        return [json.loads(line) for line in f if line.strip()]
+def teacher_eval(text: Optional[str]) -> Optional[float]:
+    """An annotation's evaluation text (``"93"``, ``"+M3"``; None) as a number, a mate +-inf, read as
+    ``gomoku train annotate`` reads it when it packs (:func:`gomoku_ai.training.dataset.parse_eval`)."""
+    return None if text is None else parse_eval(f"Eval {text}")
+
+
+def annotated_games(path: str, player: str) -> Iterator[Tuple[Dict[str, Any], Dict[str, Any], str, float]]:
+    """Each annotated game of ``path`` with its results row, ``player``'s colour and points, in file order
+    (each source results file read once)."""
+    games: Dict[str, Dict[int, Dict[str, Any]]] = {}
+    for key, row in read_annotations(Path(path)).items():
+        src, num = key.rsplit("#", 1)
+        if src not in games:
+            games[src] = {int(g["game"]): g for g in read_results(Path(src)) if "moves" in g}
+        g = games[src][int(num)]
+        played = player_points(g, player)
+        assert played is not None, f"{key}: {player} did not play this game"
+        yield row, g, played[0], played[1]
+
+
+def first_drop(row: Dict[str, Any], drop: float) -> Optional[int]:
+    """The index in ``row["plies"]`` of the first of our positions after which the teacher's evaluation
+    (our side) fell by more than ``drop`` to below zero by our next position; None when it never did."""
+    evs = [teacher_eval(e) for e in row["evals"]]
+    for i in range(len(evs) - 1):
+        a, b = evs[i], evs[i + 1]
+        if a is not None and b is not None and a - b > drop and b < 0:
+            return i
+    return None
 
 
 def network_view(model: str, drops: List[Any]) -> Dict[str, Any]:
@@ -87,40 +102,29 @@ def main(argv: Optional[List[str]] = None) -> int:
                                       "and Rapfi's (the mean over the 8 symmetries)")
     args = ap.parse_args(argv)
     drops: List[Any] = []   # (moves before, our move, Rapfi's move) at the first drop of each lost game
-    cache: Dict[str, List[Dict[str, Any]]] = {}
     agree: Dict[str, List[int]] = collections.defaultdict(list)
     first_drop_ply: List[int] = []
-    lost_without_drop = 0
-    with open(args.annotations) as f:
-        rows = [json.loads(line) for line in f if line.strip()]
-    for row in rows:
-        src, num = row["key"].rsplit("#", 1)
-        if src not in cache:
-            cache[src] = [g for g in load_games(src) if "moves" in g]
-        g = next(x for x in cache[src] if x["game"] == int(num))
-        colour = "black" if g["black"] == args.player else "white"
-        res = "win" if g["winner"] == colour else ("loss" if g["winner"] in ("black", "white") else "draw")
+    lost_without_drop = games = 0
+    for row, g, colour, points in annotated_games(args.annotations, args.player):
+        games += 1
+        res = "win" if points == 1.0 else "loss" if points == 0.0 else "draw"
         tag = f"{res}-{colour}-{g['opening_plies']}"
-        run = "run " + Path(src).parent.name + "/" + Path(src).name.replace("-results.jsonl.xz", "")
+        src = Path(row["key"].rsplit("#", 1)[0])
+        run = "run " + src.parent.name + "/" + src.name.replace("-results.jsonl.xz", "")
         for ply, mv in zip(row["plies"], row["moves"]):
             agree[tag].append(int(list(g["moves"][ply]) == list(mv)))
             agree["all"].append(agree[tag][-1])
             agree[run].append(agree[tag][-1])
         if res == "loss":
-            evs = [ev_value(e) for e in row["evals"]]
-            found = None
-            for i in range(len(evs) - 1):
-                a, b = evs[i], evs[i + 1]
-                if a is not None and b is not None and a - b > args.drop and b < 0:
-                    found = row["plies"][i]
-                    drops.append((g["moves"][:found], list(g["moves"][found]), list(row["moves"][i])))
-                    break
-            if found is None:
+            i = first_drop(row, args.drop)
+            if i is None:
                 lost_without_drop += 1
             else:
+                found = row["plies"][i]
+                drops.append((g["moves"][:found], list(g["moves"][found]), list(row["moves"][i])))
                 first_drop_ply.append(found - g["opening_plies"])
     out = {
-        "positions": len(agree["all"]), "games": len(rows),
+        "positions": len(agree["all"]), "games": games,
         "agreement": {k: {"positions": len(v), "same_move": round(sum(v) / len(v), 3)}
                       for k, v in sorted(agree.items())},
         "lost_games": len(first_drop_ply) + lost_without_drop,

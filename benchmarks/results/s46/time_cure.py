@@ -18,7 +18,7 @@ import sys
 from typing import Any, Dict, List, Optional, Tuple
 
 sys.path.insert(0, os.path.dirname(__file__))
-from dagger_study import ev_value, load_games  # noqa: E402
+from dagger_study import annotated_games, first_drop, teacher_eval  # noqa: E402
 
 from gomoku_ai.board import Board  # noqa: E402
 from gomoku_ai.player import Limit  # noqa: E402
@@ -30,22 +30,13 @@ from tools.train.annotate import Teacher  # noqa: E402
 
 def first_drops(path: str, player: str, drop: float) -> List[Tuple[List[List[int]], List[int], float]]:
     """(moves before, Rapfi's move, Rapfi's evaluation there) at each lost game's first drop."""
-    out, cache = [], {}
-    for line in open(path):
-        row = json.loads(line)
-        src, num = row["key"].rsplit("#", 1)
-        if src not in cache:
-            cache[src] = [g for g in load_games(src) if "moves" in g]
-        g = next(x for x in cache[src] if x["game"] == int(num))
-        colour = "black" if g["black"] == player else "white"
-        if g["winner"] not in ("black", "white") or g["winner"] == colour:
-            continue
-        evs = [ev_value(e) for e in row["evals"]]
-        for i in range(len(evs) - 1):
-            a, b = evs[i], evs[i + 1]
-            if a is not None and b is not None and a - b > drop and b < 0:
-                out.append((g["moves"][:row["plies"][i]], row["moves"][i], a))
-                break
+    out = []
+    for row, g, _, points in annotated_games(path, player):
+        i = first_drop(row, drop) if points == 0.0 else None
+        if i is not None:
+            ev = teacher_eval(row["evals"][i])
+            assert ev is not None   # a drop needs an evaluation on both sides
+            out.append((g["moves"][:row["plies"][i]], row["moves"][i], ev))
     return out
 
 
@@ -73,7 +64,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             info = p.think(b, Limit(soft_ms=ms * 0.92, hard_ms=ms * 0.92))
             mv = list(b.xy(info.move))
             same += mv == list(best)
-            after = ev_value(rapfi.ask(15, 15, [tuple(m) for m in list(before) + [mv]])[1])
+            after = teacher_eval(rapfi.ask(15, 15, [(int(m[0]), int(m[1])) for m in list(before) + [mv]])[1])
             bad = after is not None and best_ev - (-after) > args.drop
             still += bad
             detail.append([int(mv == list(best)), int(bad)])
