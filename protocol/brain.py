@@ -43,8 +43,8 @@ Guarantees
   ``YXSTOP`` read after a queued request stops that request's search as soon as it starts.
 * **END** ends the reading at once. A search in progress is stopped and its move written at once (within
   ``STOP_GRACE_MS``); the commands read before END are answered in order, every search among them with zero
-  time; then the brain exits. A watchdog makes sure the process exits :data:`END_EXIT_MS` after END at the
-  latest (GomocupJudge kills a brain 0.5 s after END, Piskvork after 0.7 s). **EOF** on the input answers
+  time; then the brain exits (GomocupJudge kills a brain 0.5 s after END, Piskvork after 0.7 s). A watchdog
+  makes sure the process exits :data:`END_EXIT_MS` after END at the latest, should the main thread be stuck. **EOF** on the input answers
   what is still owed the same way, then exits.
 * **Errors.** A command that cannot be carried out is answered ``ERROR <reason>`` (bad size, occupied square,
   no START yet, inconsistent BOARD, full board, ...) and the state is left as it was. An unknown command is
@@ -79,7 +79,11 @@ __all__ = ["ABOUT", "BRAIN_NAME", "Brain", "DEFAULT_MAX_MEMORY", "DefaultPlayers
 
 log = logging.getLogger("pygomoku.brain")
 
-END_EXIT_MS = 400.0   #: the subprocess brain exits at the latest this long after reading END
+#: the subprocess brain exits at the latest this long after reading END, answered or not. A manager sends
+#: END to an idle or thinking brain, which exits at once (a search is stopped and its move written first),
+#: so the watchdog matters only to a main thread still busy with what was read before END: a script piped
+#: in whole, whose START loads the network, keeps its answers on a loaded machine (400 ms lost them)
+END_EXIT_MS = 3000.0
 
 
 class Brain:
