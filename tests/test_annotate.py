@@ -219,7 +219,9 @@ def test_sigterm_stops_the_run_keeps_finished_games_and_leaves_no_teacher(setup,
     _, err = p.communicate(timeout=20)
     assert p.returncode == 130 and "rerun the same command to resume" in err, (p.returncode, err)
     assert len(read_annotations(ann)) == 1                     # the first game; the second was cut off
-    time.sleep(0.2)
+    deadline = time.monotonic() + 10          # the killed teachers are reaped by the OS, not at once
+    while _processes_running(f"{fake} late") and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert _processes_running(f"{fake} late") == []
     assert cli_main(argv) == 0 and len(read_annotations(ann)) == 2
 

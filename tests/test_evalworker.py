@@ -136,7 +136,7 @@ def test_a_worker_killed_mid_game_leaves_the_search_in_this_process(evaluator) -
     assert gone(w.pid)
     p.new_game()                     # a fresh tree: the search must evaluate again
     info = p.think(b, Limit(soft_ms=300, hard_ms=600))
-    assert b.is_empty(info.move) and info.visits > 50
+    assert b.is_empty(info.move) and info.visits >= 10     # it evaluated (a loaded machine gets fewer)
     assert w.failed and "died" in w.reason and p.mcts.offload is None
     # never restarted: the next search stays in this process
     p.thread_num = 2

@@ -14,7 +14,7 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
 
@@ -571,8 +571,15 @@ def test_requests_are_logged(port, caplog):
     with caplog.at_level("INFO", logger="gomoku.serve"):
         call(port, "POST", "/move", {"moves": ["h8"], "visits": 5})
         call(port, "POST", "/move", {"moves": ["h8"], "visits": -1})
-        time.sleep(0.05)
-    lines = [r.getMessage() for r in caplog.records if r.name == "gomoku.serve"]
+
+        def logged() -> List[str]:
+            return [r.getMessage() for r in caplog.records if r.name == "gomoku.serve"]
+
+        end = time.monotonic() + 5.0   # the access line is written after the reply has gone out
+        while time.monotonic() < end and not (any("POST /move 200" in m for m in logged()) and
+                                              any("POST /move 400" in m for m in logged())):
+            time.sleep(0.01)
+    lines = logged()
     assert any("POST /move 200" in m and DEFAULT_TAG in m for m in lines), lines
     assert any("POST /move 400" in m and "bad_limit" in m for m in lines), lines
 

@@ -242,7 +242,7 @@ def test_a_game_answers_one_move_at_a_time_and_a_failed_reply_takes_yours_back()
 def test_a_reply_given_up_keeps_the_game_busy_until_its_search_ends():
     ev = GateEvaluator()
     cfg = serve.ServeConfig(host=HOST, port=0, workers=1, queue=0, max_visits=20,
-                            max_time_ms=200, queue_timeout_s=0.2, search_grace_s=0.3)
+                            max_time_ms=200, queue_timeout_s=2.0, search_grace_s=0.3)
     with serving(cfg, Engine({Rule.FREESTYLE: ev}), gate=ev) as srv:
         game = new_game(srv.port)
         gid = game["id"]

@@ -29,12 +29,20 @@ def pool(request: pytest.FixtureRequest) -> Iterator:
     p.close()
 
 
+def wait_for_workers(pool, n: int, timeout_s: float = 30.0) -> dict:
+    """The pool's worker pids once ``n`` workers are up, or what there is after ``timeout_s``."""
+    end = time.monotonic() + timeout_s
+    while len(pool.worker_pids()) < n and time.monotonic() < end:
+        time.sleep(0.05)
+    return pool.worker_pids()
+
+
 def tasks(n: int, **extra) -> list:
     return [Task(i, {"x": i, **extra}) for i in range(n)]
 
 
 def test_every_task_once_with_its_value(pool) -> None:
-    res = list(pool.run(tasks(12, sleep=0.2)))   # long enough for both workers to be up
+    res = list(pool.run(tasks(12, sleep=0.4)))   # long enough for both workers to be up (2.4 s each)
     assert sorted(r.key for r in res) == list(range(12))
     assert all(r.ok and r.value["y"] == r.key ** 2 for r in res)
     assert all(r.attempts == 1 for r in res)
@@ -75,7 +83,9 @@ def test_a_worker_that_dies_mid_task_loses_only_that_attempt(pool, tmp_path: Pat
     by_key = {r.key: r for r in res}
     assert by_key[3].attempts == 2 and by_key[3].value["pid"] != int(marker.read_text())
     assert pool.lost_attempts == before + 1
-    # and the pool is back at full strength for the next run
+    # and the pool is back at full strength for the next run (once the replacement is up: a Ray actor takes
+    # seconds to start on a loaded machine)
+    assert len(wait_for_workers(pool, 2)) == 2
     assert len({r.value["pid"] for r in pool.run(tasks(8, sleep=0.4))}) == 2
 
 
@@ -97,7 +107,8 @@ def test_a_worker_killed_from_outside_is_replaced(pool) -> None:
     assert sum(r.attempts for r in res) == 3
     assert all(r.value["pid"] != victims[0] for r in res)
     # the replacement is named like the others (with its node and pid once it has answered)
-    assert len(pool.worker_pids()) == 2 and victims[0] not in pool.worker_pids().values()
+    pids = wait_for_workers(pool, 2)
+    assert len(pids) == 2 and victims[0] not in pids.values()
     assert {r.worker for r in res} <= set(pool.worker_pids())
 
 
