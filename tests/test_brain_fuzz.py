@@ -291,19 +291,19 @@ def test_yxstop_and_preempting_commands(live):
     t0 = lb.send("BEGIN")
     lb.quiet(0.2)
     t0 = lb.send("TURN 0,0")  # a manager that stopped waiting: the search ends, then TURN is handled
-    t1, first = lb.read_timed(1)
-    assert re.fullmatch(r"\d+,\d+", first) and t1 - t0 < 0.2
+    t1, first = lb.read_timed(3)
+    assert re.fullmatch(r"\d+,\d+", first) and t1 - t0 < 0.5
     lb.quiet(0.2)  # the TURN's own search runs (30 s)
     lb.send("ABOUT")  # waits behind the search, without stopping it
     lb.quiet(0.2)
     t0 = lb.send("YXSTOP")
-    t1, second = lb.read_timed(1)
-    assert re.fullmatch(r"\d+,\d+", second) and second != first and t1 - t0 < 0.2
+    t1, second = lb.read_timed(3)
+    assert re.fullmatch(r"\d+,\d+", second) and second != first and t1 - t0 < 0.5
     assert lb.read().startswith('name="')
     # YXSTOP read after a queued request stops that request's search as soon as it starts
     t0 = lb.send("TURN 0,1", "YXSTOP")
-    t1, third = lb.read_timed(1)
-    assert re.fullmatch(r"\d+,\d+", third) and t1 - t0 < 0.2
+    t1, third = lb.read_timed(3)
+    assert re.fullmatch(r"\d+,\d+", third) and t1 - t0 < 0.5
     lb.quiet(0.3)
 
 
@@ -314,8 +314,8 @@ def test_huge_limits_then_yxstop(live):
     assert lb.reply() == "OK"
     lb.quiet(0.2)
     t0 = lb.send("YXSTOP")
-    t1, mv = lb.read_timed(1)
-    assert re.fullmatch(r"\d+,\d+", mv) and t1 - t0 < 0.2
+    t1, mv = lb.read_timed(3)
+    assert re.fullmatch(r"\d+,\d+", mv) and t1 - t0 < 0.5
 
 
 def test_stuck_player_gets_fallback_moves(live):
