@@ -1,0 +1,73 @@
+"""Session 47: how a network judges the held-out positions of our own games against Rapfi's answers.
+
+For every annotated position of ``held-out.jsonl`` (``dagger_pack.py``: the games of openings a DAgger
+fine-tune has not seen) it prints JSON: how often the network's first choice (priors averaged over the
+8 symmetries) is Rapfi's move, and, where our played move was not Rapfi's, how often the network's value
+one move ahead prefers Rapfi's move to ours (``dagger_study.network_view`` does the same on the first
+drop of each lost game only). ``--min-drop`` keeps only the positions where Rapfi's evaluation fell by
+more than that from this position to our next (our move was a mistake by Rapfi's measure).
+
+    .venv/bin/python benchmarks/results/s47/held_out_view.py runs/s47/dagger/held-out.jsonl \
+        --network models/freestyle-5x48-mix.int8.onnx
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "s46"))
+
+from dagger_study import annotated_games, teacher_eval  # noqa: E402
+
+from gomoku_ai.board import Board  # noqa: E402
+from gomoku_ai.evaluator import NetworkEvaluator, evaluate_symmetric  # noqa: E402
+from gomoku_ai.net import load_model  # noqa: E402
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("annotations")
+    ap.add_argument("--network", required=True)
+    ap.add_argument("--player", default="ours")
+    ap.add_argument("--min-drop", type=float, default=None)
+    args = ap.parse_args(argv)
+    ev = NetworkEvaluator(load_model(args.network))
+    first_is_rapfi: List[bool] = []
+    prefers_rapfi: List[bool] = []
+    for row, g, _, _ in annotated_games(args.annotations, args.player):
+        evs = [teacher_eval(e) for e in row["evals"]]
+        for i, (ply, rapfi) in enumerate(zip(row["plies"], row["moves"])):
+            if args.min_drop is not None:
+                if i + 1 >= len(evs) or evs[i] is None or evs[i + 1] is None or evs[i] - evs[i + 1] <= args.min_drop:
+                    continue
+            b = Board(15, 15)
+            for x, y in g["moves"][:ply]:
+                b.push(b.index(x, y))
+            ours = list(g["moves"][ply])
+            logits, _ = evaluate_symmetric(ev, b)
+            first_is_rapfi.append(int(np.argmax(logits)) == b.index(*rapfi))
+            if ours == list(rapfi) or not b.is_empty(b.index(*rapfi)):
+                continue
+            after = {}
+            for name, mv in (("ours", ours), ("rapfi", rapfi)):
+                b.push(b.index(*mv))
+                after[name] = -evaluate_symmetric(ev, b)[1]
+                b.pop()
+            prefers_rapfi.append(after["rapfi"] > after["ours"])
+    n = max(1, len(first_is_rapfi))
+    out = {"network": args.network, "positions": len(first_is_rapfi),
+           "network_first_is_rapfi": round(sum(first_is_rapfi) / n, 4),
+           "moves_differ": len(prefers_rapfi),
+           "value_after_prefers_rapfi": round(sum(prefers_rapfi) / max(1, len(prefers_rapfi)), 4)}
+    json.dump(out, sys.stdout)
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
