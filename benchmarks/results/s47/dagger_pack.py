@@ -53,10 +53,11 @@ def successor_positions(g: SourceGame, ann: Dict[str, Any], eval_weight: float, 
     evals: List[float] = []
     for p in ann["plies"]:
         q, e = int(p) + 1, at.get(int(p) + 2)
-        if e is None or q >= len(every):
+        v = None if e is None else dataset.parse_eval(f"Eval {e}")
+        if v is None or q >= len(every):
             continue
         rows.append(q)
-        evals.append(-dataset.parse_eval(f"Eval {e}"))     # our side at p + 2, turned to the mover's at p + 1
+        evals.append(-v)     # our side at p + 2, turned to the mover's at p + 1
     if not rows:
         return None
     pos = every.subset(np.array(rows))
@@ -72,8 +73,8 @@ def one_game(parts: List[dataset.Positions]) -> dataset.Positions:
     pi = None
     if any(x.pi is not None for x in parts):
         pi = np.concatenate([x.pi if x.pi is not None else np.zeros((len(x), h * w), np.float16) for x in parts])
-    cols = [np.concatenate([getattr(x, k) for x in parts]) for k in dataset.SHARD_KEYS[:-1]]
-    return dataset.Positions(*cols, np.zeros(sum(map(len, parts)), np.int32), pi)
+    cols = {k: np.concatenate([getattr(x, k) for x in parts]) for k in dataset.SHARD_KEYS[:-1]}
+    return dataset.Positions(**cols, game=np.zeros(sum(map(len, parts)), np.int32), pi=pi)
 
 
 def rapfi_after_positions(g: SourceGame, ann: Dict[str, Any], eval_scale: float, evaluator: Any
@@ -86,7 +87,8 @@ def rapfi_after_positions(g: SourceGame, ann: Dict[str, Any], eval_scale: float,
     cells, stm, last, z, pis = [], [], [], [], []
     for p, (tx, ty), e in zip(ann["plies"], ann["moves"], ann["evals"]):
         p = int(p)
-        if e is None or list(g.moves[p]) == [tx, ty]:
+        v = None if e is None else dataset.parse_eval(f"Eval {e}")
+        if v is None or list(g.moves[p]) == [tx, ty]:
             continue
         b = Board(g.width, g.height)
         for x, y in g.moves[:p]:
@@ -99,7 +101,7 @@ def rapfi_after_positions(g: SourceGame, ann: Dict[str, Any], eval_scale: float,
         cells.append(b.cells.copy())
         stm.append(b.side_to_move)
         last.append(m)
-        z.append(-math.tanh(dataset.parse_eval(f"Eval {e}") / eval_scale))
+        z.append(-math.tanh(v / eval_scale))
         pis.append((prior / prior.sum()).astype(np.float16))
     if not cells:
         return None

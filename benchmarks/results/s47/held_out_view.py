@@ -43,7 +43,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         evs = [teacher_eval(e) for e in row["evals"]]
         for i, (ply, rapfi) in enumerate(zip(row["plies"], row["moves"])):
             if args.min_drop is not None:
-                if i + 1 >= len(evs) or evs[i] is None or evs[i + 1] is None or evs[i] - evs[i + 1] <= args.min_drop:
+                a, b_ = (evs[i], evs[i + 1]) if i + 1 < len(evs) else (None, None)
+                if a is None or b_ is None or a - b_ <= args.min_drop:
                     continue
             b = Board(15, 15)
             for x, y in g["moves"][:ply]:
