@@ -69,12 +69,9 @@ def successor_positions(g: SourceGame, ann: Dict[str, Any], eval_weight: float, 
 
 def one_game(parts: List[dataset.Positions]) -> dataset.Positions:
     """The positions of one game's parts as one game (id 0), so the trainer's validation split keeps it whole."""
-    h, w = parts[0].shape
-    pi = None
-    if any(x.pi is not None for x in parts):
-        pi = np.concatenate([x.pi if x.pi is not None else np.zeros((len(x), h * w), np.float16) for x in parts])
-    cols = {k: np.concatenate([getattr(x, k) for x in parts]) for k in dataset.SHARD_KEYS[:-1]}
-    return dataset.Positions(**cols, game=np.zeros(sum(map(len, parts)), np.int32), pi=pi)
+    pos = dataset.Positions.concat(parts)
+    pos.game[:] = 0
+    return pos
 
 
 def rapfi_after_positions(g: SourceGame, ann: Dict[str, Any], eval_scale: float, evaluator: Any
