@@ -57,6 +57,18 @@ def first_drop(row: Dict[str, Any], drop: float) -> Optional[int]:
     return None
 
 
+def values_after(ev: Any, b: Any, moves: List[Any]) -> List[float]:
+    """The network's value (mean over the 8 symmetries) after each of ``moves`` (``[x, y]``) on board
+    ``b`` (left as it was), from the side that played the move: the value one move ahead."""
+    from gomoku_ai.evaluator import evaluate_symmetric
+    out = []
+    for x, y in moves:
+        b.push(b.index(x, y))
+        out.append(-evaluate_symmetric(ev, b)[1])     # the opponent to move: turned to the mover's side
+        b.pop()
+    return out
+
+
 def network_view(model: str, drops: List[Any]) -> Dict[str, Any]:
     """Where the network's symmetric priors rank our move and Rapfi's at each first-drop position."""
     import numpy as np
@@ -66,6 +78,7 @@ def network_view(model: str, drops: List[Any]) -> Dict[str, Any]:
     ev = NetworkEvaluator(load_model(model))
     ours_rank, rapfi_rank, values = [], [], []
     prefers_ours: List[bool] = []   # the value after our move above the value after Rapfi's
+    ties = 0                        # the two values equal (both lost, or mirror-image moves)
     for before, ours, rapfi in drops:
         b = Board(15, 15)
         for x, y in before:
@@ -75,13 +88,10 @@ def network_view(model: str, drops: List[Any]) -> Dict[str, Any]:
         ours_rank.append(order.index(b.index(*ours)) + 1)
         rapfi_rank.append(order.index(b.index(*rapfi)) + 1)
         values.append(value)
-        after = {}
-        for name, mv in (("ours", ours), ("rapfi", rapfi)):
-            b.push(b.index(*mv))
-            after[name] = -evaluate_symmetric(ev, b)[1]     # the opponent to move: turned to our side
-            b.pop()
         if ours != rapfi:
-            prefers_ours.append(after["ours"] > after["rapfi"])
+            after_ours, after_rapfi = values_after(ev, b, [ours, rapfi])
+            prefers_ours.append(after_ours > after_rapfi)
+            ties += after_ours == after_rapfi
     n = max(1, len(drops))
     return {"positions": len(drops),
             "our_move_is_network_first": round(sum(r == 1 for r in ours_rank) / n, 3),
@@ -90,7 +100,8 @@ def network_view(model: str, drops: List[Any]) -> Dict[str, Any]:
             "rapfi_move_rank_median": statistics.median(rapfi_rank) if rapfi_rank else None,
             "network_value_median": round(statistics.median(values), 3) if values else None,
             "moves_differ": len(prefers_ours),
-            "value_after_prefers_our_move": round(sum(prefers_ours) / max(1, len(prefers_ours)), 3)}
+            "value_after_prefers_our_move": round(sum(prefers_ours) / max(1, len(prefers_ours)), 3),
+            "value_after_ties": ties}
 
 
 def main(argv: Optional[List[str]] = None) -> int:

@@ -3,8 +3,8 @@
 For every annotated position of ``held-out.jsonl`` (``dagger_pack.py``: the games of openings a DAgger
 fine-tune has not seen) it prints JSON: how often the network's first choice (priors averaged over the
 8 symmetries) is Rapfi's move, and, where our played move was not Rapfi's, how often the network's value
-one move ahead prefers Rapfi's move to ours (``dagger_study.network_view`` does the same on the first
-drop of each lost game only). ``--min-drop`` keeps only the positions where Rapfi's evaluation fell by
+one move ahead prefers Rapfi's move to ours (``dagger_study.values_after``, as ``network_view`` does on
+the first drop of each lost game only); equal values are counted apart (``value_after_ties``). ``--min-drop`` keeps only the positions where Rapfi's evaluation fell by
 more than that from this position to our next (our move was a mistake by Rapfi's measure).
 
     .venv/bin/python benchmarks/results/s47/held_out_view.py runs/s47/dagger/held-out.jsonl \
@@ -22,7 +22,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "s46"))
 
-from dagger_study import annotated_games, teacher_eval  # noqa: E402
+from dagger_study import annotated_games, teacher_eval, values_after  # noqa: E402
 
 from gomoku_ai.board import Board  # noqa: E402
 from gomoku_ai.evaluator import NetworkEvaluator, evaluate_symmetric  # noqa: E402
@@ -39,6 +39,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     ev = NetworkEvaluator(load_model(args.network))
     first_is_rapfi: List[bool] = []
     prefers_rapfi: List[bool] = []
+    ties = 0    # the two values equal (both moves lose at -1, or mirror images): counted as neither
     for row, g, _, _ in annotated_games(args.annotations, args.player):
         evs = [teacher_eval(e) for e in row["evals"]]
         for i, (ply, rapfi) in enumerate(zip(row["plies"], row["moves"])):
@@ -54,17 +55,15 @@ def main(argv: Optional[List[str]] = None) -> int:
             first_is_rapfi.append(int(np.argmax(logits)) == b.index(*rapfi))
             if ours == list(rapfi) or not b.is_empty(b.index(*rapfi)):
                 continue
-            after = {}
-            for name, mv in (("ours", ours), ("rapfi", rapfi)):
-                b.push(b.index(*mv))
-                after[name] = -evaluate_symmetric(ev, b)[1]
-                b.pop()
-            prefers_rapfi.append(after["rapfi"] > after["ours"])
+            after_ours, after_rapfi = values_after(ev, b, [ours, rapfi])
+            prefers_rapfi.append(after_rapfi > after_ours)
+            ties += after_ours == after_rapfi
     n = max(1, len(first_is_rapfi))
     out = {"network": args.network, "positions": len(first_is_rapfi),
            "network_first_is_rapfi": round(sum(first_is_rapfi) / n, 4),
            "moves_differ": len(prefers_rapfi),
-           "value_after_prefers_rapfi": round(sum(prefers_rapfi) / max(1, len(prefers_rapfi)), 4)}
+           "value_after_prefers_rapfi": round(sum(prefers_rapfi) / max(1, len(prefers_rapfi)), 4),
+           "value_after_ties": ties}
     json.dump(out, sys.stdout)
     print()
     return 0
