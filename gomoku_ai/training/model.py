@@ -56,12 +56,15 @@ class PolicyValueNet(nn.Module):
 
     def freeze_all_but_value_head(self) -> List[nn.Module]:
         """Stop every parameter outside the value head (``value_conv1``, ``value_fc1``, ``value_fc2``) from
-        learning; returns the frozen modules, which the trainer keeps in eval mode."""
-        head = [self.value_conv1, self.value_fc1, self.value_fc2]
-        kept = {id(p) for m in head for p in m.parameters()}
-        for p in self.parameters():
-            p.requires_grad_(id(p) in kept)
-        return [self.stem, self.blocks, self.policy_conv1, self.policy_conv2]
+        learning; returns the frozen modules (every other top-level module, so that one added later is
+        frozen too), which the trainer keeps in eval mode."""
+        head = (self.value_conv1, self.value_fc1, self.value_fc2)
+        frozen = [m for m in self.children() if not any(m is h for h in head)]
+        for m in frozen:
+            m.requires_grad_(False)
+        for m in head:
+            m.requires_grad_(True)
+        return frozen
 
     def forward(self, x: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
         h = F.relu(self.stem(x))
