@@ -157,19 +157,25 @@ def read_annotations(path: Path) -> Dict[str, Dict[str, Any]]:
     return out
 
 
+def game_record_positions(g: SourceGame) -> dataset.Positions:
+    """Every position of the game, row i the position before ply i, each valued by the game's result
+    as the board gives it (a five or a full board, never a forfeit), from the side to move."""
+    b = Board(g.width, g.height)
+    for x, y in g.moves:
+        if b.push(b.index(x, y)):
+            break
+    outcome = b.outcome()
+    winner = None if outcome is None else (0 if outcome.winner is None else int(outcome.winner))
+    flat = [y * g.width + x for x, y in g.moves]
+    return dataset.positions_from_games([(flat, (g.width, g.height), winner)])
+
+
 def game_positions(g: SourceGame, ann: Dict[str, Any], eval_weight: float, eval_scale: float,
                    gid: int, max_eval: Optional[float] = None) -> Optional[dataset.Positions]:
     """The annotated positions of one game (None: none usable); a teacher move that is not an empty
     point of the board is left out, and so is, with ``max_eval``, a position the teacher evaluates
     beyond it either way (a mate always: a decided game)."""
-    b = Board(g.width, g.height)
-    for x, y in g.moves:
-        if b.push(b.index(x, y)):
-            break
-    outcome = b.outcome()    # the result from the board: a five or a full board, never a forfeit
-    winner = None if outcome is None else (0 if outcome.winner is None else int(outcome.winner))
-    flat = [y * g.width + x for x, y in g.moves]
-    every = dataset.positions_from_games([(flat, (g.width, g.height), winner)])   # row i: ply i
+    every = game_record_positions(g)
     rows, moves, evals = [], [], []
     for p, (tx, ty), ev in zip(ann["plies"], ann["moves"], ann["evals"]):
         e = None if ev is None else dataset.parse_eval(f"Eval {ev}")

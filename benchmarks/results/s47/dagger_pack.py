@@ -33,21 +33,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 from gomoku_ai.board import Board  # noqa: E402
 from gomoku_ai.training import dataset  # noqa: E402
 from gomoku_ai.training.teacher import opening_shape  # noqa: E402
-from tools.train.annotate import SourceGame, game_positions, read_annotations, read_games  # noqa: E402
+from tools.train.annotate import (SourceGame, game_positions, game_record_positions, read_annotations,  # noqa: E402
+                                  read_games)
 
 
 def successor_positions(g: SourceGame, ann: Dict[str, Any], eval_weight: float, eval_scale: float
                         ) -> Optional[dataset.Positions]:
     """The positions right after each of our annotated moves in the game (the opponent to move), whose
     next annotated position has an evaluation; None when none."""
-    b = Board(g.width, g.height)
-    for x, y in g.moves:
-        if b.push(b.index(x, y)):
-            break
-    outcome = b.outcome()
-    winner = None if outcome is None else (0 if outcome.winner is None else int(outcome.winner))
-    flat = [y * g.width + x for x, y in g.moves]
-    every = dataset.positions_from_games([(flat, (g.width, g.height), winner)])   # row i: ply i
+    every = game_record_positions(g)     # row i: ply i
     at = {int(p): e for p, e in zip(ann["plies"], ann["evals"])}
     rows: List[int] = []
     evals: List[float] = []
