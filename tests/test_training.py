@@ -408,6 +408,26 @@ def test_repeat_weighs_a_shard_and_keeps_its_games_whole() -> None:
         repeat(pos, 0)
 
 
+def test_gpu_burst_repeat_weighs_a_shard(tmp_path: Path, capsys) -> None:
+    """The burst takes ``--repeat SHARD=K`` as ``gomoku train supervised`` does (the burst recipe in
+    checkpoints/README.md weighs the DAgger shards so): the shard counts K times among the positions;
+    a malformed spec or a shard not in --data is refused before anything trains."""
+    from tools.train import gpu_burst
+    a, b = tmp_path / "a.npz", tmp_path / "b.npz"
+    save_shard(_tiny_positions(12), a)
+    save_shard(_tiny_positions(5), b)
+    base = ["--data", str(a), str(b), "--steps", "2", "--blocks", "1", "--channels", "8", "--batch", "16",
+            "--device", "cpu", "--threads", "1", "--max-seconds", "30", "--val-every", "0"]
+    assert gpu_burst.main(base + ["--out", str(tmp_path / "o"), "--repeat", f"{b}=4"]) == 0
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert summary["positions"] == len(load_shard(a)) + 4 * len(load_shard(b))
+    capsys.readouterr()
+    for bad, says in ((f"{tmp_path / 'c.npz'}=2", "not one of --data"), (f"{b}=0", "K >= 1"), (str(b), "SHARD=K")):
+        assert gpu_burst.main(base + ["--out", str(tmp_path / "o2"), "--repeat", bad]) == 2
+        err = capsys.readouterr().err
+        assert says in err and not (tmp_path / "o2" / "run").exists(), err
+
+
 def test_train_supervised_cli_repeat(tmp_path: Path, capsys) -> None:
     from tools.cli import main as cli_main
     save_shard(_tiny_positions(20), tmp_path / "a.npz")

@@ -345,6 +345,30 @@ def repeat(pos: Positions, times: int) -> Positions:
     return pos if times == 1 else pos.subset(np.tile(np.arange(len(pos)), times))
 
 
+def parse_repeats(specs: Sequence[str], data: Sequence[str]) -> Dict[str, int]:
+    """``SHARD=K`` options (``--repeat`` of ``gomoku train supervised`` and of the GPU burst) as
+    {shard: K}; ValueError for a malformed one, a K under 1, or a shard not among ``data``."""
+    out: Dict[str, int] = {}
+    for spec in specs:
+        path, sep, k = spec.rpartition("=")
+        try:
+            if not sep or int(k) < 1:
+                raise ValueError
+            out[path] = int(k)
+        except ValueError:
+            raise ValueError(f"--repeat wants SHARD=K with K >= 1, not {spec!r}") from None
+        if path not in data:
+            raise ValueError(f"--repeat names {path!r}, which is not one of --data")
+    return out
+
+
+def load_shards(paths: Sequence[str], repeats: Optional[Dict[str, int]] = None) -> List[Positions]:
+    """The shards of ``paths`` (:func:`load_shard`), each repeated its times in ``repeats``
+    (:func:`repeat`; 1 when not named)."""
+    times = repeats or {}
+    return [repeat(load_shard(p), times.get(p, 1)) for p in paths]
+
+
 def split_by_game(pos: Positions, fraction: float, seed: int) -> Tuple[np.ndarray, np.ndarray]:
     """Indices (train, val): whole games go to validation, never single positions. The trainer's
     split (``TrainConfig.val_fraction``, ``seed``), so a model can be scored later on exactly the

@@ -669,31 +669,15 @@ def _run_pack(args: Any) -> int:
     return 0
 
 
-def _repeats(specs: Sequence[str], data: Sequence[str]) -> Dict[str, int]:
-    """``--repeat SHARD=K`` options as {shard: K}; ValueError for a malformed one or a shard not in --data."""
-    out: Dict[str, int] = {}
-    for spec in specs:
-        path, sep, k = spec.rpartition("=")
-        try:
-            if not sep or int(k) < 1:
-                raise ValueError
-            out[path] = int(k)
-        except ValueError:
-            raise ValueError(f"--repeat wants SHARD=K with K >= 1, not {spec!r}") from None
-        if path not in data:
-            raise ValueError(f"--repeat names {path!r}, which is not one of --data")
-    return out
-
-
 def _run_supervised(args: Any) -> int:
     """``gomoku train supervised`` (torch)."""
     from gomoku_ai.training import dataset, trainer
     try:
-        times = _repeats(args.repeat or [], args.data)
+        times = dataset.parse_repeats(args.repeat or [], args.data)
     except ValueError as e:
         sys.stderr.write(f"gomoku train supervised: {e}\n")
         return 2
-    sets = trainer.group_by_size([dataset.repeat(dataset.load_shard(p), times.get(p, 1)) for p in args.data])
+    sets = trainer.group_by_size(dataset.load_shards(args.data, times))
     hc = args.head_channels or max(16, args.channels // 2)
     if args.time_schedule and args.max_seconds is None:
         sys.stderr.write("gomoku train supervised: --time-schedule needs --max-seconds\n")

@@ -80,6 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="torch CPU threads (default: the CPUs, at most 8; here %(default)s)")
     p.add_argument("--limit", type=int, default=None,
                    help="use only the first N positions of each board size (smoke tests)")
+    p.add_argument("--repeat", action="append", default=None, metavar="SHARD=K",
+                   help="weigh one --data shard K times in the mix, e.g. runs/data/dagger15/train.npz=10 "
+                        "(repeatable; its games stay whole in the validation split)")
     p.add_argument("--size-share", action="append", default=None, metavar="WxH=F",
                    help="with shards of several board sizes: the share of the batches from one size, "
                         "e.g. 20x20=0.3 (repeatable; sizes not named share the rest by positions)")
@@ -183,8 +186,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     info = _device_info(device)
     print(json.dumps({"burst": info}), flush=True)
 
+    try:
+        times = dataset.parse_repeats(args.repeat or [], args.data)
+    except ValueError as e:
+        sys.stderr.write(f"gpu_burst: {e}\n")
+        return 2
     t = time.perf_counter()
-    sets = trainer.group_by_size([dataset.load_shard(p) for p in args.data])
+    sets = trainer.group_by_size(dataset.load_shards(args.data, times))
     if args.limit is not None:
         sets = [p.subset(np.arange(args.limit)) if args.limit < len(p) else p for p in sets]
     load_s = time.perf_counter() - t
