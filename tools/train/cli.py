@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any, Callable, ContextManager, Dict, Optional, Sequence, Tuple
+from typing import Any, Callable, ContextManager, Dict, Optional, Tuple
 
 from .live import LiveDisplay
 

@@ -177,20 +177,21 @@ def main(argv: Optional[List[str]] = None) -> int:
     Returns 1 when the export differs from torch by more than 1e-3, else 0."""
     args = build_parser().parse_args(argv)
     t_start = time.perf_counter()
+    from gomoku_ai.training import dataset
+    try:        # before torch loads, so that a bad option costs the device nothing
+        times = dataset.parse_repeats(args.repeat or [], args.data)
+    except ValueError as e:
+        sys.stderr.write(f"gpu_burst: {e}\n")
+        return 2
     import numpy as np
     import torch
-    from gomoku_ai.training import dataset, trainer
+    from gomoku_ai.training import trainer
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     device = trainer.resolve_device(args.device)
     info = _device_info(device)
     print(json.dumps({"burst": info}), flush=True)
 
-    try:
-        times = dataset.parse_repeats(args.repeat or [], args.data)
-    except ValueError as e:
-        sys.stderr.write(f"gpu_burst: {e}\n")
-        return 2
     t = time.perf_counter()
     sets = trainer.group_by_size(dataset.load_shards(args.data, times))
     if args.limit is not None:
