@@ -7,8 +7,8 @@
 #
 # Writes $D (default runs/data): one packed shard per teacher run of checkpoints/teacher*/ (each
 # archive unpacked under runs/ and packed as its README says; a shard already in $D is kept), copies of
-# the shards committed packed (teacher15e, teacher20e/f, teacher20-edge, ann20-s46), the DAgger shard
-# of session 47 ($D/dagger15, from checkpoints/ann15-s46) and $D/burst.sh, the command to run there.
+# the shards committed packed (teacher15e, teacher20e/f, teacher20-edge, ann20-s46), the DAgger shards
+# of sessions 47-48 ($D/dagger15 from checkpoints/ann15-s46; $D/dagger15x, the burst's, with ann15-s48 too) and $D/burst.sh, the command to run there.
 # Then it prints what would travel to the device and the exact calls. Needs .venv (make .venv/.installed-test).
 # Environment: D (output folder), SECONDS_TRAIN (the burst's training seconds; default 480).
 set -euo pipefail
@@ -63,12 +63,21 @@ if [ -s "$D/dagger15/train.npz" ]; then echo "kept   $D/dagger15/train.npz"; els
       --rapfi-after models/freestyle-5x48-mix.int8.onnx >/dev/null
   echo "packed $D/dagger15/train.npz"
 fi
+# with session 48's annotations too (400 more games): the burst's DAgger shard, dagger15's held-out
+# openings still left out (--shapes-from), so that held_out_view.py on dagger15/held-out.jsonl stays fair
+if [ -s "$D/dagger15x/train.npz" ]; then echo "kept   $D/dagger15x/train.npz"; else
+  xzcat "$C/ann15-s46/annotations.jsonl.xz" > runs/ann15-s46.jsonl
+  xzcat "$C/ann15-s46/annotations.jsonl.xz" "$C/ann15-s48/annotations.jsonl.xz" > runs/ann15-s46-s48.jsonl
+  "$PY" benchmarks/results/s47/dagger_pack.py runs/ann15-s46-s48.jsonl --shapes-from runs/ann15-s46.jsonl \
+      --out "$D/dagger15x" --rapfi-after models/freestyle-5x48-mix.int8.onnx >/dev/null
+  echo "packed $D/dagger15x/train.npz"
+fi
 
 data=""
 for f in gomocup2024.npz teach15.npz teach15b.npz teach15c-mix.npz teach15d-mix.npz teach15e-mix.npz \
          teach15f-mix.npz teach15h-mix.npz teach20-mix.npz teach20b-mix.npz teach20c-mix.npz teach20d-mix.npz \
          teach20e-mix.npz teach20e2-mix.npz teach20f-mix.npz teach20f2-mix.npz edge13-mix.npz edge14-mix.npz \
-         ann20-s46.npz dagger15/train.npz; do
+         ann20-s46.npz dagger15x/train.npz; do
   test -s "$D/$f" || { echo "burst_data.sh: $D/$f is missing" >&2; exit 1; }
   data="$data $D/$f"
 done
@@ -81,7 +90,7 @@ set -euo pipefail
 SWEEP="5x48" BURST_SECONDS=$SECONDS_TRAIN MARGIN_SECONDS=\${MARGIN_SECONDS:-60} THREADS=\${THREADS:-8} \\
     PYTHON=\${PYTHON:-python3} \\
     bash tools/train/gpu_sweep.sh --data$data \\
-    --repeat $D/dagger15/train.npz=10 --repeat $D/ann20-s46.npz=4 \\
+    --repeat $D/dagger15x/train.npz=10 --repeat $D/ann20-s46.npz=4 \\
     --batch 1024 --lr 1e-3 --val-every 500 --init $C/mix-h200/5x48-mix.pt --size-share 20x20=0.3
 EOF
 chmod +x "$D/burst.sh"
@@ -100,7 +109,7 @@ echo "travels: $total bytes of the device's 67108864 (tracked + carried; untrack
 cat <<EOF
 
 A smoke test here first (a few steps of a tiny network on the same data, about a minute):
-  $PY -m tools.train.gpu_burst --data$data --repeat $D/dagger15/train.npz=10 --repeat $D/ann20-s46.npz=4 --out /tmp/burst-smoke --steps 3 --blocks 1 --channels 8 --batch 64 --device cpu --limit 2000 --size-share 20x20=0.3
+  $PY -m tools.train.gpu_burst --data$data --repeat $D/dagger15x/train.npz=10 --repeat $D/ann20-s46.npz=4 --out /tmp/burst-smoke --steps 3 --blocks 1 --channels 8 --batch 64 --device cpu --limit 2000 --size-share 20x20=0.3
 
 Then leave the folders the device does not need out of the travel, call it, and put them back:
   X="$X"

@@ -102,6 +102,13 @@ def rapfi_after_positions(g: SourceGame, ann: Dict[str, Any], eval_scale: float,
                              np.zeros(n, np.int32), np.stack(pis))
 
 
+def reference_shapes(path: Path, size: int) -> List[Any]:
+    """The sorted opening shapes of the games an annotations file annotates."""
+    anns = read_annotations(path)
+    games = read_games(sorted({k.rsplit("#", 1)[0] for k in anns}), size)
+    return sorted({opening_shape(g.moves[:g.opening_plies]) for g in games if g.key in anns})
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("annotations")
@@ -109,6 +116,10 @@ def main(argv: Optional[List[str]] = None) -> int:
                                                  "train-sample.jsonl, split.json")
     ap.add_argument("--size", type=int, default=15)
     ap.add_argument("--hold-every", type=int, default=5)
+    ap.add_argument("--shapes-from", metavar="ANNOTATIONS",
+                    help="choose the held-out opening shapes among this annotations file's games (default: the "
+                         "annotations'), so that a shard of more games keeps an earlier shard's held-out openings "
+                         "out (session 48: runs/data/dagger15x keeps dagger15's)")
     ap.add_argument("--eval-weight", type=float, default=0.5)
     ap.add_argument("--eval-scale", type=float, default=320.0)
     ap.add_argument("--rapfi-after", metavar="MODEL",
@@ -125,7 +136,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     games = [g for g in read_games(sources, args.size) if g.key in anns]
     games_by_key = {g.key: g for g in games}
     shapes = sorted({opening_shape(g.moves[:g.opening_plies]) for g in games})
-    held = {s for i, s in enumerate(shapes) if i % args.hold_every == 0}
+    chosen_among = shapes if args.shapes_from is None else reference_shapes(Path(args.shapes_from), args.size)
+    held = {s for i, s in enumerate(chosen_among) if i % args.hold_every == 0}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     ours, both = [], []
