@@ -26,9 +26,10 @@ pack() {
   shift 2
   run=runs/${name/teacher/teach}
   if [ -s "$D/$shard" ]; then echo "kept   $D/$shard"; return; fi
-  if [ ! -d "$run/match/games" ]; then
-    mkdir -p "$run/match"
-    tar xJf "$C/$name/match.tar.xz" -C "$run/match"
+  if [ ! -d "$run/match/games" ]; then      # unpacked whole or not at all: an interrupted unpack is redone
+    rm -rf "$run/match.part" && mkdir -p "$run/match.part"
+    tar xJf "$C/$name/match.tar.xz" -C "$run/match.part"
+    rm -rf "$run/match" && mv "$run/match.part" "$run/match"
   fi
   cp "$C/$name/openings.txt" "$run/openings.txt"
   "$G" train pack --records "$run/match/games" --openings "$run/openings.txt" "$@" --out "$D/$shard" >/dev/null

@@ -24,7 +24,7 @@ import math
 import random
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -102,11 +102,15 @@ def rapfi_after_positions(g: SourceGame, ann: Dict[str, Any], eval_scale: float,
                              np.zeros(n, np.int32), np.stack(pis))
 
 
-def reference_shapes(path: Path, size: int) -> List[Any]:
-    """The sorted opening shapes of the games an annotations file annotates."""
+def annotated_games(path: Path, size: int) -> Tuple[Dict[str, Dict[str, Any]], List[SourceGame]]:
+    """An annotations file's answers by game key, and the games they annotate (from their results files)."""
     anns = read_annotations(path)
-    games = read_games(sorted({k.rsplit("#", 1)[0] for k in anns}), size)
-    return sorted({opening_shape(g.moves[:g.opening_plies]) for g in games if g.key in anns})
+    return anns, [g for g in read_games(sorted({k.rsplit("#", 1)[0] for k in anns}), size) if g.key in anns]
+
+
+def shapes_of(games: List[SourceGame]) -> List[Any]:
+    """The sorted opening shapes of ``games`` (``teacher.opening_shape``)."""
+    return sorted({opening_shape(g.moves[:g.opening_plies]) for g in games})
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -131,12 +135,11 @@ def main(argv: Optional[List[str]] = None) -> int:
         from gomoku_ai.evaluator import NetworkEvaluator
         from gomoku_ai.net import load_model
         evaluator = NetworkEvaluator(load_model(args.rapfi_after))
-    anns = read_annotations(Path(args.annotations))
-    sources = sorted({k.rsplit("#", 1)[0] for k in anns})
-    games = [g for g in read_games(sources, args.size) if g.key in anns]
+    anns, games = annotated_games(Path(args.annotations), args.size)
     games_by_key = {g.key: g for g in games}
-    shapes = sorted({opening_shape(g.moves[:g.opening_plies]) for g in games})
-    chosen_among = shapes if args.shapes_from is None else reference_shapes(Path(args.shapes_from), args.size)
+    shapes = shapes_of(games)
+    chosen_among = shapes if args.shapes_from is None else shapes_of(annotated_games(Path(args.shapes_from),
+                                                                                     args.size)[1])
     held = {s for i, s in enumerate(chosen_among) if i % args.hold_every == 0}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
