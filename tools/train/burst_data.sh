@@ -7,7 +7,7 @@
 #
 # Writes $D (default runs/data): one packed shard per teacher run of checkpoints/teacher*/ (each
 # archive unpacked under runs/ and packed as its README says; a shard already in $D is kept), copies of
-# the shards committed packed (teacher15e, teacher20e/f, teacher20-edge, ann20-s46), the DAgger shards
+# the shards committed packed (teacher15e, teacher20e/f, teacher20-edge, ann20-s46, ann20-s48), the DAgger shards
 # of sessions 47-48 ($D/dagger15 from checkpoints/ann15-s46; $D/dagger15x, the burst's, with ann15-s48 too) and $D/burst.sh, the command to run there.
 # Then it prints what would travel to the device and the exact calls. Needs .venv (make .venv/.installed-test).
 # Environment: D (output folder), SECONDS_TRAIN (the burst's training seconds; default 480).
@@ -57,6 +57,7 @@ for f in teacher15e/teach15e-mix.npz teacher20e/teach20e-mix.npz teacher20e/teac
   cp "$C/$f" "$D/"
 done
 cp "$C/ann20-s46/annotated.npz" "$D/ann20-s46.npz"
+cp "$C/ann20-s48/annotated.npz" "$D/ann20-s48.npz"
 # session 47's DAgger shard: Rapfi's answers in our 15x15 games and the positions around them
 if [ -s "$D/dagger15/train.npz" ]; then echo "kept   $D/dagger15/train.npz"; else
   xzcat "$C/ann15-s46/annotations.jsonl.xz" > runs/ann15-s46.jsonl
@@ -78,7 +79,7 @@ data=""
 for f in gomocup2024.npz teach15.npz teach15b.npz teach15c-mix.npz teach15d-mix.npz teach15e-mix.npz \
          teach15f-mix.npz teach15h-mix.npz teach20-mix.npz teach20b-mix.npz teach20c-mix.npz teach20d-mix.npz \
          teach20e-mix.npz teach20e2-mix.npz teach20f-mix.npz teach20f2-mix.npz edge13-mix.npz edge14-mix.npz \
-         ann20-s46.npz dagger15x/train.npz; do
+         ann20-s46.npz ann20-s48.npz dagger15x/train.npz; do
   test -s "$D/$f" || { echo "burst_data.sh: $D/$f is missing" >&2; exit 1; }
   data="$data $D/$f"
 done
@@ -91,7 +92,7 @@ set -euo pipefail
 SWEEP="5x48" BURST_SECONDS=$SECONDS_TRAIN MARGIN_SECONDS=\${MARGIN_SECONDS:-60} THREADS=\${THREADS:-8} \\
     PYTHON=\${PYTHON:-python3} \\
     bash tools/train/gpu_sweep.sh --data$data \\
-    --repeat $D/dagger15x/train.npz=10 --repeat $D/ann20-s46.npz=4 \\
+    --repeat $D/dagger15x/train.npz=10 --repeat $D/ann20-s46.npz=4 --repeat $D/ann20-s48.npz=4 \\
     --batch 1024 --lr 1e-3 --val-every 500 --init $C/mix-h200/5x48-mix.pt --size-share 20x20=0.3
 EOF
 chmod +x "$D/burst.sh"
@@ -99,7 +100,7 @@ chmod +x "$D/burst.sh"
 X="checkpoints/teacher15 checkpoints/teacher15b checkpoints/teacher15c checkpoints/teacher15d checkpoints/teacher15e"
 X="$X checkpoints/teacher15f checkpoints/teacher15g checkpoints/teacher15h checkpoints/teacher20 checkpoints/teacher20b"
 X="$X checkpoints/teacher20c checkpoints/teacher20d checkpoints/teacher20e checkpoints/teacher20f checkpoints/teacher20-edge"
-X="$X checkpoints/ann15-s46 checkpoints/ann20-s46 benchmarks/results"
+X="$X checkpoints/ann15-s46 checkpoints/ann15-s48 checkpoints/ann20-s46 checkpoints/ann20-s48 benchmarks/results"
 tracked=$(git ls-files -z | xargs -0 du -cb | tail -1 | cut -f1)
 left_out=$(git ls-files -z -- $X | xargs -0 du -cb | tail -1 | cut -f1)
 carried=$(du -sb "$D" | cut -f1)
@@ -110,7 +111,7 @@ echo "travels: $total bytes of the device's 67108864 (tracked + carried; untrack
 cat <<EOF
 
 A smoke test here first (a few steps of a tiny network on the same data, about a minute):
-  $PY -m tools.train.gpu_burst --data$data --repeat $D/dagger15x/train.npz=10 --repeat $D/ann20-s46.npz=4 --out /tmp/burst-smoke --steps 3 --blocks 1 --channels 8 --batch 64 --device cpu --limit 2000 --size-share 20x20=0.3
+  $PY -m tools.train.gpu_burst --data$data --repeat $D/dagger15x/train.npz=10 --repeat $D/ann20-s46.npz=4 --repeat $D/ann20-s48.npz=4 --out /tmp/burst-smoke --steps 3 --blocks 1 --channels 8 --batch 64 --device cpu --limit 2000 --size-share 20x20=0.3
 
 Then leave the folders the device does not need out of the travel, call it, and put them back:
   X="$X"

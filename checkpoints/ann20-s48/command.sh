@@ -1,0 +1,1 @@
+gomoku train annotate --engine /root/sparring/rapfi/build/pbrain-rapfi --games benchmarks/results/s47/aiwine-20-base-4111-results.jsonl.xz benchmarks/results/s48/r100k-20-4114-results.jsonl.xz --rule freestyle --eval-weight 0.5 --eval-scale 270.0 -j 1 --out runs/s48/ann20 --player ours --nodes 200000 --size 20
