@@ -123,7 +123,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--shapes-from", metavar="ANNOTATIONS",
                     help="choose the held-out opening shapes among this annotations file's games (default: the "
                          "annotations'), so that a shard of more games keeps an earlier shard's held-out openings "
-                         "out (session 48: runs/data/dagger15x keeps dagger15's)")
+                         "out (session 48: runs/data/dagger15x keeps dagger15's); a shape that file lacks is "
+                         "trained on")
     ap.add_argument("--eval-weight", type=float, default=0.5)
     ap.add_argument("--eval-scale", type=float, default=320.0)
     ap.add_argument("--rapfi-after", metavar="MODEL",
