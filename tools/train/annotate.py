@@ -157,6 +157,12 @@ def read_annotations(path: Path) -> Dict[str, Dict[str, Any]]:
     return out
 
 
+def answer_eval(text: Optional[str]) -> Optional[float]:
+    """An annotation's evaluation text (``"93"``, ``"+M3"``; None when the teacher printed none) as a
+    number from the side to move, a mate +-inf (:func:`gomoku_ai.training.dataset.parse_eval`)."""
+    return None if text is None else dataset.parse_eval(f"Eval {text}")
+
+
 def game_record_positions(g: SourceGame) -> dataset.Positions:
     """Every position of the game, row i the position before ply i, each valued by the game's result
     as the board gives it (a five or a full board, never a forfeit), from the side to move."""
@@ -178,7 +184,7 @@ def game_positions(g: SourceGame, ann: Dict[str, Any], eval_weight: float, eval_
     every = game_record_positions(g)
     rows, moves, evals = [], [], []
     for p, (tx, ty), ev in zip(ann["plies"], ann["moves"], ann["evals"]):
-        e = None if ev is None else dataset.parse_eval(f"Eval {ev}")
+        e = answer_eval(ev)
         on_board = 0 <= tx < g.width and 0 <= ty < g.height and int(p) < len(every)
         if on_board and every.cells[int(p), ty, tx] == 0 and not (
                 max_eval is not None and e is not None and abs(e) > max_eval):

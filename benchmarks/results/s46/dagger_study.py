@@ -22,14 +22,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # benchmarks/: re
 
 from results_io import player_points, read_results  # noqa: E402
 
-from gomoku_ai.training.dataset import parse_eval  # noqa: E402
-from tools.train.annotate import read_annotations  # noqa: E402
+from tools.train.annotate import answer_eval, read_annotations  # noqa: E402
 
 
-def teacher_eval(text: Optional[str]) -> Optional[float]:
-    """An annotation's evaluation text (``"93"``, ``"+M3"``; None) as a number, a mate +-inf, read as
-    ``gomoku train annotate`` reads it when it packs (:func:`gomoku_ai.training.dataset.parse_eval`)."""
-    return None if text is None else parse_eval(f"Eval {text}")
+#: an annotation's evaluation text as a number, read as ``gomoku train annotate`` packs it
+teacher_eval = answer_eval
 
 
 def annotated_games(path: str, player: str) -> Iterator[Tuple[Dict[str, Any], Dict[str, Any], str, float]]:
@@ -57,14 +54,19 @@ def first_drop(row: Dict[str, Any], drop: float) -> Optional[int]:
     return None
 
 
-def values_after(ev: Any, b: Any, moves: List[Any]) -> List[float]:
-    """The network's value (mean over the 8 symmetries) after each of ``moves`` (``[x, y]``) on board
-    ``b`` (left as it was), from the side that played the move: the value one move ahead."""
+def values_after(ev: Any, b: Any, moves: List[Any], symmetric: bool = True) -> List[float]:
+    """The network's value (the mean over the 8 symmetries, or with ``symmetric=False`` one view) after each
+    of ``moves`` (``[x, y]``) on board ``b`` (left as it was), from the side that played the move: the value
+    one move ahead."""
     from gomoku_ai.evaluator import evaluate_symmetric
     out = []
     for x, y in moves:
         b.push(b.index(x, y))
-        out.append(-evaluate_symmetric(ev, b)[1])     # the opponent to move: turned to the mover's side
+        if symmetric:
+            v = evaluate_symmetric(ev, b)[1]
+        else:
+            v = float(ev.evaluate([ev.prepare(b)], (b.height, b.width))[1][0])
+        out.append(-v)     # the opponent to move: turned to the mover's side
         b.pop()
     return out
 

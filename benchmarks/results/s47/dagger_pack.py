@@ -33,8 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 from gomoku_ai.board import Board  # noqa: E402
 from gomoku_ai.training import dataset  # noqa: E402
 from gomoku_ai.training.teacher import opening_shape  # noqa: E402
-from tools.train.annotate import (SourceGame, game_positions, game_record_positions, read_annotations,  # noqa: E402
-                                  read_games)
+from tools.train.annotate import (SourceGame, answer_eval, game_positions, game_record_positions,  # noqa: E402
+                                  read_annotations, read_games)
 
 
 def successor_positions(g: SourceGame, ann: Dict[str, Any], eval_weight: float, eval_scale: float
@@ -47,7 +47,7 @@ def successor_positions(g: SourceGame, ann: Dict[str, Any], eval_weight: float, 
     evals: List[float] = []
     for p in ann["plies"]:
         q, e = int(p) + 1, at.get(int(p) + 2)
-        v = None if e is None else dataset.parse_eval(f"Eval {e}")
+        v = answer_eval(e)
         if v is None or q >= len(every):
             continue
         rows.append(q)
@@ -76,30 +76,36 @@ def rapfi_after_positions(g: SourceGame, ann: Dict[str, Any], eval_scale: float,
     (``evaluator``, the mean over the 8 symmetries), so that these positions teach the value alone."""
     from gomoku_ai.evaluator import evaluate_symmetric
     cells, stm, last, z, pis = [], [], [], [], []
+    b = Board(g.width, g.height)            # walked along the game once (the plies ascend)
     for p, (tx, ty), e in zip(ann["plies"], ann["moves"], ann["evals"]):
         p = int(p)
-        v = None if e is None else dataset.parse_eval(f"Eval {e}")
+        v = answer_eval(e)
         if v is None or list(g.moves[p]) == [tx, ty]:
             continue
-        b = Board(g.width, g.height)
-        for x, y in g.moves[:p]:
+        while len(b.moves) < p:
+            x, y = g.moves[len(b.moves)]
             b.push(b.index(x, y))
         m = b.index(tx, ty)
-        if not b.is_empty(m) or b.push(m):      # an occupied point, or Rapfi's move wins at once
+        if not b.is_empty(m):                   # an occupied point
+            continue
+        if b.push(m):                           # Rapfi's move wins at once
+            b.pop()
             continue
         logits, _ = evaluate_symmetric(evaluator, b)
-        prior = np.exp(logits - logits.max())
         cells.append(b.cells.copy())
         stm.append(b.side_to_move)
+        b.pop()
+        prior = np.exp(logits - logits.max())
         last.append(m)
         z.append(-math.tanh(v / eval_scale))
         pis.append((prior / prior.sum()).astype(np.float16))
     if not cells:
         return None
     n = len(cells)
-    return dataset.Positions(np.stack(cells).astype(np.int8), np.array(stm, np.int8), np.array(last, np.int16),
-                             np.full(n, -1, np.int16), np.array(z, np.float32), np.ones(n, np.float32),
-                             np.zeros(n, np.int32), np.stack(pis))
+    return dataset.Positions(cells=np.stack(cells).astype(np.int8), stm=np.array(stm, np.int8),
+                             last=np.array(last, np.int16), move=np.full(n, -1, np.int16),
+                             z=np.array(z, np.float32), zw=np.ones(n, np.float32), game=np.zeros(n, np.int32),
+                             pi=np.stack(pis))
 
 
 def annotated_games(path: Path, size: int) -> Tuple[Dict[str, Dict[str, Any]], List[SourceGame]]:

@@ -27,17 +27,6 @@ from gomoku_ai.evaluator import NetworkEvaluator  # noqa: E402
 from gomoku_ai.net import load_model  # noqa: E402
 
 
-def single_after(ev: NetworkEvaluator, b: Board, moves: List[Any]) -> List[float]:
-    """The network's value of one view (no symmetry) after each of ``moves``, from the mover's side."""
-    out = []
-    for x, y in moves:
-        b.push(b.index(x, y))
-        _, v = ev.evaluate([ev.prepare(b)], (b.height, b.width))
-        out.append(-float(v[0]))
-        b.pop()
-    return out
-
-
 def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("annotations")
@@ -54,7 +43,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             b = Board(15, 15)
             for x, y in g["moves"][:ply]:
                 b.push(b.index(x, y))
-            single = np.array([single_after(ev, b, [ours, rapfi]) for ev in evs])   # networks x (ours, rapfi)
+            single = np.array([values_after(ev, b, [ours, rapfi], symmetric=False) for ev in evs])   # networks x (ours, rapfi)
             sym = np.array([values_after(ev, b, [ours, rapfi]) for ev in evs])
             for key, vals in (("single", single[0]), ("symmetric", sym[0]),
                               ("ensemble_single", single.mean(0)), ("ensemble_symmetric", sym.mean(0))):
