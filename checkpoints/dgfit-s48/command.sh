@@ -6,7 +6,9 @@
 # measured on the trained-on sample and the held-out openings (held_out_view.py).
 set -euo pipefail
 G=.venv/bin/gomoku
-bash tools/train/burst_data.sh > /dev/null          # runs/data/dagger15 (and the other burst shards)
+xzcat checkpoints/ann15-s46/annotations.jsonl.xz > runs/ann15-s46.jsonl     # as tools/train/burst_data.sh builds it
+.venv/bin/python benchmarks/results/s47/dagger_pack.py runs/ann15-s46.jsonl --out runs/data/dagger15 \
+    --rapfi-after models/freestyle-5x48-mix.int8.onnx
 $G train supervised --data runs/data/dagger15/train.npz --run runs/s48/dgfit --blocks 5 --channels 48 \
     --steps 100000 --batch 256 --lr 5e-4 --warmup 50 --threads 1 --device cpu \
     --init checkpoints/mix-h200/5x48-mix.pt --precision fp32 --max-seconds 2100 --time-schedule

@@ -20,12 +20,15 @@ SECONDS_TRAIN="${SECONDS_TRAIN:-480}"
 C=checkpoints
 mkdir -p "$D"
 
+data=""        # the burst's --data: every shard below, in the order it is made
+use() { test -s "$D/$1" || { echo "burst_data.sh: $D/$1 is missing" >&2; exit 1; }; data="$data $D/$1"; }
+
 # pack NAME SHARD [pack options...]: checkpoints/NAME/match.tar.xz unpacked into runs/<run>/match, packed to $D/SHARD
 pack() {
   local name=$1 shard=$2 run
   shift 2
   run=runs/${name/teacher/teach}
-  if [ -s "$D/$shard" ]; then echo "kept   $D/$shard"; return; fi
+  if [ -s "$D/$shard" ]; then echo "kept   $D/$shard"; use "$shard"; return; fi
   if [ ! -d "$run/match/games" ]; then      # unpacked whole or not at all: an interrupted unpack is redone
     rm -rf "$run/match.part" && mkdir -p "$run/match.part"
     tar xJf "$C/$name/match.tar.xz" -C "$run/match.part"
@@ -34,6 +37,7 @@ pack() {
   cp "$C/$name/openings.txt" "$run/openings.txt"
   "$G" train pack --records "$run/match/games" --openings "$run/openings.txt" "$@" --out "$D/$shard" >/dev/null
   echo "packed $D/$shard"
+  use "$shard"
 }
 
 if [ -s "$D/gomocup2024.npz" ]; then echo "kept   $D/gomocup2024.npz"; else
@@ -41,6 +45,7 @@ if [ -s "$D/gomocup2024.npz" ]; then echo "kept   $D/gomocup2024.npz"; else
       --openings ../shared/data/openings/gomocup2024_freestyle15_derived.txt --out "$D/gomocup2024.npz" >/dev/null
   echo "packed $D/gomocup2024.npz"
 fi
+use gomocup2024.npz
 pack teacher15 teach15.npz
 pack teacher15b teach15b.npz
 pack teacher15c teach15c-mix.npz --eval-weight 0.5
@@ -55,34 +60,28 @@ for f in teacher15e/teach15e-mix.npz teacher20e/teach20e-mix.npz teacher20e/teac
          teacher20f/teach20f-mix.npz teacher20f/teach20f2-mix.npz teacher20-edge/edge13-mix.npz \
          teacher20-edge/edge14-mix.npz; do
   cp "$C/$f" "$D/"
+  use "${f#*/}"
 done
-cp "$C/ann20-s46/annotated.npz" "$D/ann20-s46.npz"
-cp "$C/ann20-s48/annotated.npz" "$D/ann20-s48.npz"
-# session 47's DAgger shard: Rapfi's answers in our 15x15 games and the positions around them
+for a in ann20-s46 ann20-s48; do
+  cp "$C/$a/annotated.npz" "$D/$a.npz"
+  use "$a.npz"
+done
+# session 47's DAgger shard (Rapfi's answers in our 15x15 games and the positions around them), kept for
+# held_out_view.py; then with session 48's annotations too (400 more games): the burst's DAgger shard,
+# dagger15's held-out openings still left out (--shapes-from), so that its held-out measure stays fair
+xzcat "$C/ann15-s46/annotations.jsonl.xz" > runs/ann15-s46.jsonl
 if [ -s "$D/dagger15/train.npz" ]; then echo "kept   $D/dagger15/train.npz"; else
-  xzcat "$C/ann15-s46/annotations.jsonl.xz" > runs/ann15-s46.jsonl
   "$PY" benchmarks/results/s47/dagger_pack.py runs/ann15-s46.jsonl --out "$D/dagger15" \
       --rapfi-after models/freestyle-5x48-mix.int8.onnx >/dev/null
   echo "packed $D/dagger15/train.npz"
 fi
-# with session 48's annotations too (400 more games): the burst's DAgger shard, dagger15's held-out
-# openings still left out (--shapes-from), so that held_out_view.py on dagger15/held-out.jsonl stays fair
 if [ -s "$D/dagger15x/train.npz" ]; then echo "kept   $D/dagger15x/train.npz"; else
-  xzcat "$C/ann15-s46/annotations.jsonl.xz" > runs/ann15-s46.jsonl
   xzcat "$C/ann15-s46/annotations.jsonl.xz" "$C/ann15-s48/annotations.jsonl.xz" > runs/ann15-s46-s48.jsonl
   "$PY" benchmarks/results/s47/dagger_pack.py runs/ann15-s46-s48.jsonl --shapes-from runs/ann15-s46.jsonl \
       --out "$D/dagger15x" --rapfi-after models/freestyle-5x48-mix.int8.onnx >/dev/null
   echo "packed $D/dagger15x/train.npz"
 fi
-
-data=""
-for f in gomocup2024.npz teach15.npz teach15b.npz teach15c-mix.npz teach15d-mix.npz teach15e-mix.npz \
-         teach15f-mix.npz teach15h-mix.npz teach20-mix.npz teach20b-mix.npz teach20c-mix.npz teach20d-mix.npz \
-         teach20e-mix.npz teach20e2-mix.npz teach20f-mix.npz teach20f2-mix.npz edge13-mix.npz edge14-mix.npz \
-         ann20-s46.npz ann20-s48.npz dagger15x/train.npz; do
-  test -s "$D/$f" || { echo "burst_data.sh: $D/$f is missing" >&2; exit 1; }
-  data="$data $D/$f"
-done
+use dagger15x/train.npz
 # the device side: one 5x48 from the shipped network's checkpoint, 30 % of the batches 20x20, the
 # DAgger shards weighed as sessions 27 and 47 say; the results come back through $OUT
 cat > "$D/burst.sh" <<EOF
