@@ -43,15 +43,34 @@ def annotated_games(path: str, player: str) -> Iterator[Tuple[Dict[str, Any], Di
         yield row, g, played[0], played[1]
 
 
-def first_drop(row: Dict[str, Any], drop: float) -> Optional[int]:
-    """The index in ``row["plies"]`` of the first of our positions after which the teacher's evaluation
-    (our side) fell by more than ``drop`` to below zero by our next position; None when it never did."""
+def drops(row: Dict[str, Any], drop: float, below_zero: bool = True) -> List[int]:
+    """The indices in ``row["plies"]`` of our positions after which the teacher's evaluation (our side)
+    fell by more than ``drop`` by our next position (and, with ``below_zero``, to below zero)."""
     evs = [teacher_eval(e) for e in row["evals"]]
-    for i in range(len(evs) - 1):
-        a, b = evs[i], evs[i + 1]
-        if a is not None and b is not None and a - b > drop and b < 0:
-            return i
-    return None
+    return [i for i, (a, b) in enumerate(zip(evs, evs[1:]))
+            if a is not None and b is not None and a - b > drop and (b < 0 or not below_zero)]
+
+
+def first_drop(row: Dict[str, Any], drop: float) -> Optional[int]:
+    """The first of :func:`drops` (to below zero); None when the evaluation never fell so."""
+    found = drops(row, drop)
+    return found[0] if found else None
+
+
+def annotated_positions(path: str, player: str) -> Iterator[Tuple[Dict[str, Any], int, Any, List[int], List[int]]]:
+    """Each annotated position of ``path`` as ``(row, i, board, ours, rapfi)``: the annotation row, the
+    index in ``row["plies"]``, the 15x15 board before ``player``'s move there, the move played and
+    Rapfi's (``[x, y]``). One board walks along each game (no replay from the start per position); the
+    caller may push and pop on it but must leave it as it was."""
+    from gomoku_ai.board import Board
+    for row, g, _, _ in annotated_games(path, player):
+        b, done = Board(15, 15), 0
+        for i, (ply, rapfi) in enumerate(zip(row["plies"], row["moves"])):
+            assert ply >= done, f"{row}: plies out of order"
+            for x, y in g["moves"][done:ply]:
+                b.push(b.index(x, y))
+            done = ply
+            yield row, i, b, list(g["moves"][ply]), list(rapfi)
 
 
 def values_after(ev: Any, b: Any, moves: List[Any], symmetric: bool = True) -> List[float]:

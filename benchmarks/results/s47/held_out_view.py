@@ -22,9 +22,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "s46"))
 
-from dagger_study import annotated_games, teacher_eval, values_after  # noqa: E402
+from dagger_study import annotated_positions, drops, values_after  # noqa: E402
 
-from gomoku_ai.board import Board  # noqa: E402
 from gomoku_ai.evaluator import NetworkEvaluator, evaluate_symmetric  # noqa: E402
 from gomoku_ai.net import load_model  # noqa: E402
 
@@ -40,24 +39,20 @@ def main(argv: Optional[List[str]] = None) -> int:
     first_is_rapfi: List[bool] = []
     prefers_rapfi: List[bool] = []
     ties = 0    # the two values equal (both moves lose at -1, or mirror images): counted as neither
-    for row, g, _, _ in annotated_games(args.annotations, args.player):
-        evs = [teacher_eval(e) for e in row["evals"]]
-        for i, (ply, rapfi) in enumerate(zip(row["plies"], row["moves"])):
-            if args.min_drop is not None:
-                a, b_ = (evs[i], evs[i + 1]) if i + 1 < len(evs) else (None, None)
-                if a is None or b_ is None or a - b_ <= args.min_drop:
-                    continue
-            b = Board(15, 15)
-            for x, y in g["moves"][:ply]:
-                b.push(b.index(x, y))
-            ours = list(g["moves"][ply])
-            logits, _ = evaluate_symmetric(ev, b)
-            first_is_rapfi.append(int(np.argmax(logits)) == b.index(*rapfi))
-            if ours == list(rapfi) or not b.is_empty(b.index(*rapfi)):
+    seen, dropped = None, set()
+    for row, i, b, ours, rapfi in annotated_positions(args.annotations, args.player):
+        if args.min_drop is not None:
+            if row is not seen:     # the drops of each game, found once
+                seen, dropped = row, set(drops(row, args.min_drop, below_zero=False))
+            if i not in dropped:
                 continue
-            after_ours, after_rapfi = values_after(ev, b, [ours, rapfi])
-            prefers_rapfi.append(after_rapfi > after_ours)
-            ties += after_ours == after_rapfi
+        logits, _ = evaluate_symmetric(ev, b)
+        first_is_rapfi.append(int(np.argmax(logits)) == b.index(*rapfi))
+        if ours == rapfi or not b.is_empty(b.index(*rapfi)):
+            continue
+        after_ours, after_rapfi = values_after(ev, b, [ours, rapfi])
+        prefers_rapfi.append(after_rapfi > after_ours)
+        ties += after_ours == after_rapfi
     n = max(1, len(first_is_rapfi))
     out = {"network": args.network, "positions": len(first_is_rapfi),
            "network_first_is_rapfi": round(sum(first_is_rapfi) / n, 4),

@@ -20,9 +20,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "s46"))
 
-from dagger_study import annotated_games, values_after  # noqa: E402
+from dagger_study import annotated_positions, values_after  # noqa: E402
 
-from gomoku_ai.board import Board  # noqa: E402
 from gomoku_ai.evaluator import NetworkEvaluator  # noqa: E402
 from gomoku_ai.net import load_model  # noqa: E402
 
@@ -35,19 +34,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     evs = [NetworkEvaluator(load_model(n)) for n in args.networks]
     prefers: Dict[str, List[bool]] = {"single": [], "symmetric": [], "ensemble_single": [],
                                       "ensemble_symmetric": []}
-    for row, g, _, _ in annotated_games(args.annotations, "ours"):
-        for ply, rapfi in zip(row["plies"], row["moves"]):
-            ours = list(g["moves"][ply])
-            if ours == list(rapfi):
-                continue
-            b = Board(15, 15)
-            for x, y in g["moves"][:ply]:
-                b.push(b.index(x, y))
-            single = np.array([values_after(ev, b, [ours, rapfi], symmetric=False) for ev in evs])   # networks x (ours, rapfi)
-            sym = np.array([values_after(ev, b, [ours, rapfi]) for ev in evs])
-            for key, vals in (("single", single[0]), ("symmetric", sym[0]),
-                              ("ensemble_single", single.mean(0)), ("ensemble_symmetric", sym.mean(0))):
-                prefers[key].append(bool(vals[1] > vals[0]))
+    for _, _, b, ours, rapfi in annotated_positions(args.annotations, "ours"):
+        if ours == rapfi:
+            continue
+        single = np.array([values_after(ev, b, [ours, rapfi], symmetric=False) for ev in evs])   # networks x (ours, rapfi)
+        sym = np.array([values_after(ev, b, [ours, rapfi]) for ev in evs])
+        for key, vals in (("single", single[0]), ("symmetric", sym[0]),
+                          ("ensemble_single", single.mean(0)), ("ensemble_symmetric", sym.mean(0))):
+            prefers[key].append(bool(vals[1] > vals[0]))
     n = len(prefers["single"])
     print(json.dumps({"networks": args.networks, "moves_differ": n,
                       **{f"value_after_prefers_rapfi_{k}": round(sum(v) / max(1, n), 4)
