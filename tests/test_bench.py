@@ -45,3 +45,17 @@ def test_bench_honours_search_overrides(capsys, monkeypatch) -> None:
     monkeypatch.setenv("PYGOMOKU_MCTS", "no_such_field=1")
     with pytest.raises(ConfigError):
         cli_main(args)
+
+
+def test_bench_names_the_cpu_features_that_choose_the_int8_kernels(tmp_path, capsys) -> None:
+    """The network signature can differ between CPUs (onnxruntime's int8 kernels sum in 16 bits,
+    saturating, without VNNI): the JSON says which CPU and features produced it."""
+    from tools.bench import cpu_description
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nmodel name\t: Test CPU\nflags\t\t: fpu sse2 avx2 fma\n\n"
+                    "processor\t: 1\nmodel name\t: Other CPU\nflags\t\t: avx2 avx512_vnni\n")
+    assert cpu_description(str(info)) == {"model": "Test CPU", "int8_features": ["avx2"]}
+    assert cpu_description(str(tmp_path / "missing"))["int8_features"] is None
+    assert cli_main(["bench", "--only", "search", "--visits", "10", "--model", "none"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out["cpu"]) == {"model", "int8_features"} and out["onnxruntime"]

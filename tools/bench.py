@@ -169,11 +169,43 @@ def bench_search(evaluator_name: str, visits: int, model: str | None = None,
     }
 
 
+#: the CPU features that choose onnxruntime's int8 kernels: with a VNNI extension the u8 x s8 products
+#: are summed in 32 bits, without one (AVX2 only) in pairs saturated at 16 bits, so the int8 graph's
+#: outputs, and the network signature, can differ between machines running the same code
+INT8_FEATURES = ("avx2", "avx512_vnni", "avx_vnni", "amx_int8")
+
+
+def cpu_description(cpuinfo: str = "/proc/cpuinfo") -> Dict[str, Any]:
+    """The CPU's model name and which of :data:`INT8_FEATURES` it has, read from ``cpuinfo`` (Linux);
+    the model is ``platform.processor()`` and the features None where that file cannot be read."""
+    try:
+        text = Path(cpuinfo).read_text(errors="replace")
+    except OSError:
+        return {"model": platform.processor() or None, "int8_features": None}
+    fields: Dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() not in fields:   # the first processor's lines
+            fields[key.strip()] = value.strip()
+    flags = set(fields.get("flags", "").split())
+    return {"model": fields.get("model name") or platform.processor() or None,
+            "int8_features": [f for f in INT8_FEATURES if f in flags]}
+
+
+def _onnxruntime_version() -> Optional[str]:
+    try:
+        import onnxruntime
+    except ImportError:
+        return None
+    return str(onnxruntime.__version__)
+
+
 def run(args: Any) -> int:
     """Entry point of ``gomoku bench``; prints one JSON object."""
     from gomoku_ai import native
     out: Dict[str, Any] = {
-        "python": platform.python_version(), "machine": platform.machine(),
+        "python": platform.python_version(), "machine": platform.machine(), "cpu": cpu_description(),
+        "onnxruntime": _onnxruntime_version(),
         "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS"), "vcf_prover": native.status(),
     }
     parts: List[str] = args.only.split(",") if args.only else ["board", "search", "network"]
