@@ -8,7 +8,7 @@
 # Writes $D (default runs/data): one packed shard per teacher run of checkpoints/teacher*/ (each
 # archive unpacked under runs/ and packed as its README says; a shard already in $D is kept), copies of
 # the shards committed packed (teacher15e, teacher20e/f, teacher20-edge, ann20-s46, ann20-s48), the DAgger shards
-# of sessions 47-48 ($D/dagger15 from checkpoints/ann15-s46; $D/dagger15x, the burst's, with ann15-s48 too) and $D/burst.sh, the command to run there.
+# of sessions 47-49 ($D/dagger15 from checkpoints/ann15-s46; $D/dagger15y, the burst's, with ann15-s48 and ann15-s49 too) and $D/burst.sh, the command to run there.
 # Then it prints what would travel to the device and the exact calls. Needs .venv (make .venv/.installed-test).
 # Environment: D (output folder), SECONDS_TRAIN (the burst's training seconds; default 480).
 set -euo pipefail
@@ -67,21 +67,23 @@ for a in ann20-s46 ann20-s48; do
   use "$a.npz"
 done
 # session 47's DAgger shard (Rapfi's answers in our 15x15 games and the positions around them), kept for
-# held_out_view.py; then with session 48's annotations too (400 more games): the burst's DAgger shard,
-# dagger15's held-out openings still left out (--shapes-from), so that its held-out measure stays fair
+# held_out_view.py; then with sessions 48 and 49's annotations too (800 more games): the burst's DAgger
+# shard, dagger15's held-out openings still left out (--shapes-from), so that its held-out measure stays fair
 xzcat "$C/ann15-s46/annotations.jsonl.xz" > runs/ann15-s46.jsonl
 if [ -s "$D/dagger15/train.npz" ]; then echo "kept   $D/dagger15/train.npz"; else
   "$PY" benchmarks/results/s47/dagger_pack.py runs/ann15-s46.jsonl --out "$D/dagger15" \
       --rapfi-after models/freestyle-5x48-mix.int8.onnx >/dev/null
   echo "packed $D/dagger15/train.npz"
 fi
-if [ -s "$D/dagger15x/train.npz" ]; then echo "kept   $D/dagger15x/train.npz"; else
-  xzcat "$C/ann15-s46/annotations.jsonl.xz" "$C/ann15-s48/annotations.jsonl.xz" > runs/ann15-s46-s48.jsonl
-  "$PY" benchmarks/results/s47/dagger_pack.py runs/ann15-s46-s48.jsonl --shapes-from runs/ann15-s46.jsonl \
-      --out "$D/dagger15x" --rapfi-after models/freestyle-5x48-mix.int8.onnx >/dev/null
-  echo "packed $D/dagger15x/train.npz"
+# (the shard's name changes with its inputs, so that a shard of fewer annotations is never kept)
+if [ -s "$D/dagger15y/train.npz" ]; then echo "kept   $D/dagger15y/train.npz"; else
+  xzcat "$C/ann15-s46/annotations.jsonl.xz" "$C/ann15-s48/annotations.jsonl.xz" \
+      "$C/ann15-s49/annotations.jsonl.xz" > runs/ann15-s46-s49.jsonl
+  "$PY" benchmarks/results/s47/dagger_pack.py runs/ann15-s46-s49.jsonl --shapes-from runs/ann15-s46.jsonl \
+      --out "$D/dagger15y" --rapfi-after models/freestyle-5x48-mix.int8.onnx >/dev/null
+  echo "packed $D/dagger15y/train.npz"
 fi
-use dagger15x/train.npz
+use dagger15y/train.npz
 # the device side: one 5x48 from the shipped network's checkpoint, 30 % of the batches 20x20, the
 # DAgger shards weighed as sessions 27 and 47 say; the results come back through $OUT
 cat > "$D/burst.sh" <<EOF
@@ -91,7 +93,7 @@ set -euo pipefail
 SWEEP="5x48" BURST_SECONDS=$SECONDS_TRAIN MARGIN_SECONDS=\${MARGIN_SECONDS:-60} THREADS=\${THREADS:-8} \\
     PYTHON=\${PYTHON:-python3} \\
     bash tools/train/gpu_sweep.sh --data$data \\
-    --repeat $D/dagger15x/train.npz=10 --repeat $D/ann20-s46.npz=4 --repeat $D/ann20-s48.npz=4 \\
+    --repeat $D/dagger15y/train.npz=10 --repeat $D/ann20-s46.npz=4 --repeat $D/ann20-s48.npz=4 \\
     --batch 1024 --lr 1e-3 --val-every 500 --init $C/mix-h200/5x48-mix.pt --size-share 20x20=0.3
 EOF
 chmod +x "$D/burst.sh"
@@ -99,7 +101,7 @@ chmod +x "$D/burst.sh"
 X="checkpoints/teacher15 checkpoints/teacher15b checkpoints/teacher15c checkpoints/teacher15d checkpoints/teacher15e"
 X="$X checkpoints/teacher15f checkpoints/teacher15g checkpoints/teacher15h checkpoints/teacher20 checkpoints/teacher20b"
 X="$X checkpoints/teacher20c checkpoints/teacher20d checkpoints/teacher20e checkpoints/teacher20f checkpoints/teacher20-edge"
-X="$X checkpoints/ann15-s46 checkpoints/ann15-s48 checkpoints/ann20-s46 checkpoints/ann20-s48 benchmarks/results"
+X="$X checkpoints/ann15-s46 checkpoints/ann15-s48 checkpoints/ann15-s49 checkpoints/ann20-s46 checkpoints/ann20-s48 benchmarks/results"
 tracked=$(git ls-files -z | xargs -0 du -cb | tail -1 | cut -f1)
 left_out=$(git ls-files -z -- $X | xargs -0 du -cb | tail -1 | cut -f1)
 carried=$(du -sb "$D" | cut -f1)
@@ -110,7 +112,7 @@ echo "travels: $total bytes of the device's 67108864 (tracked + carried; untrack
 cat <<EOF
 
 A smoke test here first (a few steps of a tiny network on the same data, about a minute):
-  $PY -m tools.train.gpu_burst --data$data --repeat $D/dagger15x/train.npz=10 --repeat $D/ann20-s46.npz=4 --repeat $D/ann20-s48.npz=4 --out /tmp/burst-smoke --steps 3 --blocks 1 --channels 8 --batch 64 --device cpu --limit 2000 --size-share 20x20=0.3
+  $PY -m tools.train.gpu_burst --data$data --repeat $D/dagger15y/train.npz=10 --repeat $D/ann20-s46.npz=4 --repeat $D/ann20-s48.npz=4 --out /tmp/burst-smoke --steps 3 --blocks 1 --channels 8 --batch 64 --device cpu --limit 2000 --size-share 20x20=0.3
 
 Then leave the folders the device does not need out of the travel, call it, and put them back:
   X="$X"
