@@ -31,18 +31,14 @@ import torch  # noqa: E402
 
 from bench_trainer import synthetic  # noqa: E402
 from gomoku_ai.training.trainer import PRECISIONS, TrainConfig, Trainer  # noqa: E402
+from tools.bench import cpu_info  # noqa: E402
 
 WARMUP_STEPS = 3
 
 
 def cpu_flags() -> List[str]:
     """The CPU's bfloat16/VNNI/AMX flags from /proc/cpuinfo (empty where it cannot be read)."""
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return []
-    flags = next((line.split(":", 1)[1].split() for line in text.splitlines()
-                  if line.startswith("flags")), [])
+    flags = (cpu_info() or {}).get("flags", "").split()
     return sorted(f for f in flags if "bf16" in f or "vnni" in f or f.startswith("amx"))
 
 

@@ -175,18 +175,26 @@ def bench_search(evaluator_name: str, visits: int, model: str | None = None,
 INT8_FEATURES = ("avx2", "avx512_vnni", "avx_vnni", "amx_int8")
 
 
-def cpu_description(cpuinfo: str = "/proc/cpuinfo") -> Dict[str, Any]:
-    """The CPU's model name and which of :data:`INT8_FEATURES` it has, read from ``cpuinfo`` (Linux);
-    the model is ``platform.processor()`` and the features None where that file cannot be read."""
+def cpu_info(cpuinfo: str = "/proc/cpuinfo") -> Optional[Dict[str, str]]:
+    """The first processor's lines of ``cpuinfo`` (Linux) as {field: value}; None where it cannot be read."""
     try:
         text = Path(cpuinfo).read_text(errors="replace")
     except OSError:
-        return {"model": platform.processor() or None, "int8_features": None}
+        return None
     fields: Dict[str, str] = {}
     for line in text.splitlines():
         key, sep, value = line.partition(":")
         if sep and key.strip() not in fields:   # the first processor's lines
             fields[key.strip()] = value.strip()
+    return fields
+
+
+def cpu_description(cpuinfo: str = "/proc/cpuinfo") -> Dict[str, Any]:
+    """The CPU's model name and which of :data:`INT8_FEATURES` it has (:func:`cpu_info`); the model is
+    ``platform.processor()`` and the features None where ``cpuinfo`` cannot be read."""
+    fields = cpu_info(cpuinfo)
+    if fields is None:
+        return {"model": platform.processor() or None, "int8_features": None}
     flags = set(fields.get("flags", "").split())
     return {"model": fields.get("model name") or platform.processor() or None,
             "int8_features": [f for f in INT8_FEATURES if f in flags]}

@@ -69,20 +69,21 @@ done
 # session 47's DAgger shard (Rapfi's answers in our 15x15 games and the positions around them), kept for
 # held_out_view.py; then with sessions 48 and 49's annotations too (800 more games): the burst's DAgger
 # shard, dagger15's held-out openings still left out (--shapes-from), so that its held-out measure stays fair
+# dagger NAME ANNOTATIONS [dagger_pack options...]: $D/NAME/train.npz packed from ANNOTATIONS (kept if there)
+dagger() {
+  local name=$1 anns=$2
+  shift 2
+  if [ -s "$D/$name/train.npz" ]; then echo "kept   $D/$name/train.npz"; return; fi
+  "$PY" benchmarks/results/s47/dagger_pack.py "$anns" --out "$D/$name" \
+      --rapfi-after models/freestyle-5x48-mix.int8.onnx "$@" >/dev/null
+  echo "packed $D/$name/train.npz"
+}
 xzcat "$C/ann15-s46/annotations.jsonl.xz" > runs/ann15-s46.jsonl
-if [ -s "$D/dagger15/train.npz" ]; then echo "kept   $D/dagger15/train.npz"; else
-  "$PY" benchmarks/results/s47/dagger_pack.py runs/ann15-s46.jsonl --out "$D/dagger15" \
-      --rapfi-after models/freestyle-5x48-mix.int8.onnx >/dev/null
-  echo "packed $D/dagger15/train.npz"
-fi
+dagger dagger15 runs/ann15-s46.jsonl
 # (the shard's name changes with its inputs, so that a shard of fewer annotations is never kept)
-if [ -s "$D/dagger15y/train.npz" ]; then echo "kept   $D/dagger15y/train.npz"; else
-  xzcat "$C/ann15-s46/annotations.jsonl.xz" "$C/ann15-s48/annotations.jsonl.xz" \
-      "$C/ann15-s49/annotations.jsonl.xz" > runs/ann15-s46-s49.jsonl
-  "$PY" benchmarks/results/s47/dagger_pack.py runs/ann15-s46-s49.jsonl --shapes-from runs/ann15-s46.jsonl \
-      --out "$D/dagger15y" --rapfi-after models/freestyle-5x48-mix.int8.onnx >/dev/null
-  echo "packed $D/dagger15y/train.npz"
-fi
+{ cat runs/ann15-s46.jsonl; xzcat "$C/ann15-s48/annotations.jsonl.xz" "$C/ann15-s49/annotations.jsonl.xz"; } \
+    > runs/ann15-s46-s49.jsonl
+dagger dagger15y runs/ann15-s46-s49.jsonl --shapes-from runs/ann15-s46.jsonl
 use dagger15y/train.npz
 # the device side: one 5x48 from the shipped network's checkpoint, 30 % of the batches 20x20, the
 # DAgger shards weighed as sessions 27 and 47 say; the results come back through $OUT

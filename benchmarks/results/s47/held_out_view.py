@@ -16,7 +16,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import List, Optional
+from typing import List, Optional, Set
 
 import numpy as np
 
@@ -39,11 +39,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     first_is_rapfi: List[bool] = []
     prefers_rapfi: List[bool] = []
     ties = 0    # the two values equal (both moves lose at -1, or mirror images): counted as neither
-    seen, dropped = None, set()
+    dropped: Set[int] = set()
     for row, i, b, ours, rapfi in annotated_positions(args.annotations, args.player):
         if args.min_drop is not None:
-            if row is not seen:     # the drops of each game, found once
-                seen, dropped = row, set(drops(row, args.min_drop, below_zero=False))
+            if i == 0:              # a game's first position: its drops, found once
+                dropped = set(drops(row, args.min_drop, below_zero=False))
             if i not in dropped:
                 continue
         logits, _ = evaluate_symmetric(ev, b)
