@@ -75,7 +75,7 @@ dagger() {
   shift 2
   if [ -s "$D/$name/train.npz" ]; then echo "kept   $D/$name/train.npz"; return; fi
   "$PY" benchmarks/results/s47/dagger_pack.py "$anns" --out "$D/$name" \
-      --rapfi-after models/freestyle-5x48-mix.int8.onnx "$@" >/dev/null
+      --rapfi-after models/freestyle-5x48-mix "$@" >/dev/null
   echo "packed $D/$name/train.npz"
 }
 xzcat "$C/ann15-s46/annotations.jsonl.xz" > runs/ann15-s46.jsonl

@@ -136,12 +136,16 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--rapfi-after", metavar="MODEL",
                     help="also the positions after Rapfi's move where it was not ours (rapfi_after_positions), "
                          "their policy target MODEL's priors")
+    ap.add_argument("--rapfi-after-backend", default="onnx", choices=("onnx", "onnx-int8", "numpy"),
+                    help="the graph those priors come from (default: onnx, the float graph, so that the shard is "
+                         "the same on every CPU; the int8 graph's arithmetic depends on the CPU's int8 features, "
+                         "session 49, and was the graph of the shards built before session 50)")
     args = ap.parse_args(argv)
     evaluator = None
     if args.rapfi_after:
         from gomoku_ai.evaluator import NetworkEvaluator
         from gomoku_ai.net import load_model
-        evaluator = NetworkEvaluator(load_model(args.rapfi_after))
+        evaluator = NetworkEvaluator(load_model(args.rapfi_after, backend=args.rapfi_after_backend))
     anns, games = annotated_games(Path(args.annotations), args.size)
     games_by_key = {g.key: g for g in games}
     shapes = shapes_of(games)
