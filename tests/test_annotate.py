@@ -16,7 +16,7 @@ from gomoku_ai.board import Board
 from gomoku_ai.training.dataset import load_shard
 from tests.test_manager import FAKE
 from tools.cli import main as cli_main
-from tools.train.annotate import SourceGame, game_positions, read_annotations
+from tools.train.annotate import AnnotateError, SourceGame, annotated_games, game_positions, read_annotations
 
 # Black ("ours") makes five on row 0 at ply 8; the opening is the first two stones
 WIN = [(0, 0), (9, 9), (1, 0), (9, 8), (2, 0), (8, 9), (3, 0), (8, 7), (4, 0)]
@@ -76,6 +76,27 @@ def test_annotate_asks_the_teacher_about_the_players_positions_and_packs_them(se
         want = v if result is None else 0.5 * result + 0.5 * v
         assert pos.z[i] == pytest.approx(want, abs=1e-6) and pos.zw[i] == 1.0
     assert "gomoku train annotate" in (out / "command.sh").read_text()
+
+
+def test_annotated_games_gives_the_answers_with_the_games_they_answer(tmp_path: Path) -> None:
+    src = _tournament(tmp_path / "t")
+    rows = [dict(json.loads(line), winner=w)
+            for line, w in zip((src / "results.jsonl").read_text().splitlines(), ("black", "white"))]
+    (src / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    ann = tmp_path / "answers.jsonl"
+    ann.write_text(json.dumps({"key": f"{src}#1", "plies": [3, 5], "moves": [[0, 9], [1, 9]],
+                               "evals": ["12", None]}) + "\n")
+    anns, games = annotated_games(ann)
+    assert list(anns) == [f"{src}#1"] and anns[f"{src}#1"]["plies"] == [3, 5]
+    # only the answered game, with what the analyses need of its row: moves, opening, players, winner
+    assert [g.key for g in games] == [f"{src}#1"]
+    g = games[0]
+    assert g.moves == FORFEIT and g.opening_plies == 3 and (g.width, g.height) == (10, 10)
+    assert (g.black, g.white, g.winner) == ("opp", "ours", "white")
+    # an answer whose game its results file lacks is refused, naming the annotations file
+    ann.write_text(json.dumps({"key": f"{src}#7", "plies": [3], "moves": [[0, 9]], "evals": ["1"]}) + "\n")
+    with pytest.raises(AnnotateError, match="answers.jsonl.*#7"):
+        annotated_games(ann)
 
 
 def test_annotate_resumes_without_asking_again(setup, capsys) -> None:

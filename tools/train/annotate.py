@@ -58,7 +58,8 @@ class AnnotateError(ValueError):
 @dataclass
 class SourceGame:
     """One finished game to annotate: ``key`` is unique across the sources (the source path and the game's
-    number in it), ``moves`` are (x, y) Black first, ``opening_plies`` the stones the tournament placed."""
+    number in it), ``moves`` are (x, y) Black first, ``opening_plies`` the stones the tournament placed,
+    ``winner`` the results row's ("black", "white", "draw" or None)."""
 
     key: str
     width: int
@@ -67,6 +68,7 @@ class SourceGame:
     opening_plies: int
     black: str
     white: str
+    winner: Optional[str] = None
 
     def plies(self, player: Optional[str]) -> List[int]:
         """The plies (the number of stones before the move) to annotate: after the opening, up to the
@@ -121,7 +123,8 @@ def read_games(sources: Sequence[str], size: Optional[int] = None) -> List[Sourc
             try:
                 moves = [(int(x), int(y)) for x, y in row["moves"]]
                 g = SourceGame(f"{src}#{row.get('game', n)}", wh[0], wh[1], moves,
-                               int(row.get("opening_plies", 0)), str(row["black"]), str(row["white"]))
+                               int(row.get("opening_plies", 0)), str(row["black"]), str(row["white"]),
+                               row.get("winner"))
             except (KeyError, TypeError, ValueError) as e:
                 raise AnnotateError(f"{src}: game {n} has no usable moves or players ({e})") from None
             if any(not (0 <= x < g.width and 0 <= y < g.height) for x, y in moves):
@@ -155,6 +158,20 @@ def read_annotations(path: Path) -> Dict[str, Dict[str, Any]]:
             raise AnnotateError(f"{path}, line {n}: not an annotation ({e})") from None
         out[row["key"]] = row
     return out
+
+
+def annotated_games(path: Path, size: Optional[int] = None) -> Tuple[Dict[str, Dict[str, Any]], List[SourceGame]]:
+    """An annotations file's answers by game key (:func:`read_annotations`, in file order) and the games they
+    annotate, read from the results files their keys name (:func:`read_games`, sources in sorted order;
+    ``size`` for results files without a tournament.json). Raises AnnotateError for an answer whose game
+    is not in its results file."""
+    anns = read_annotations(path)
+    games = [g for g in read_games(sorted({k.rsplit("#", 1)[0] for k in anns}), size) if g.key in anns]
+    missing = set(anns) - {g.key for g in games}
+    if missing:
+        raise AnnotateError(f"{path}: {len(missing)} answered games are not in their results files "
+                            f"(first: {sorted(missing)[0]})")
+    return anns, games
 
 
 def answer_eval(text: Optional[str]) -> Optional[float]:

@@ -20,25 +20,24 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # benchmarks/: results_io
 
-from results_io import player_points, read_results  # noqa: E402
+from results_io import player_points  # noqa: E402
 
-from tools.train.annotate import answer_eval, read_annotations  # noqa: E402
+from tools.train.annotate import SourceGame, answer_eval  # noqa: E402
+from tools.train.annotate import annotated_games as read_annotated  # noqa: E402
 
 
 #: an annotation's evaluation text as a number, read as ``gomoku train annotate`` packs it
 teacher_eval = answer_eval
 
 
-def annotated_games(path: str, player: str) -> Iterator[Tuple[Dict[str, Any], Dict[str, Any], str, float]]:
-    """Each annotated game of ``path`` with its results row, ``player``'s colour and points, in file order
-    (each source results file read once)."""
-    games: Dict[str, Dict[int, Dict[str, Any]]] = {}
-    for key, row in read_annotations(Path(path)).items():
-        src, num = key.rsplit("#", 1)
-        if src not in games:
-            games[src] = {int(g["game"]): g for g in read_results(Path(src)) if "moves" in g}
-        g = games[src][int(num)]
-        played = player_points(g, player)
+def annotated_games(path: str, player: str) -> Iterator[Tuple[Dict[str, Any], SourceGame, str, float]]:
+    """Each annotated 15x15 game of ``path`` (:func:`tools.train.annotate.annotated_games`, the one reader)
+    with ``player``'s colour and points, in the annotations' file order."""
+    anns, games = read_annotated(Path(path), 15)
+    by_key = {g.key: g for g in games}
+    for key, row in anns.items():
+        g = by_key[key]
+        played = player_points({"black": g.black, "white": g.white, "winner": g.winner}, player)
         assert played is not None, f"{key}: {player} did not play this game"
         yield row, g, played[0], played[1]
 
@@ -67,10 +66,10 @@ def annotated_positions(path: str, player: str) -> Iterator[Tuple[Dict[str, Any]
         b, done = Board(15, 15), 0
         for i, (ply, rapfi) in enumerate(zip(row["plies"], row["moves"])):
             assert ply >= done, f"{row}: plies out of order"
-            for x, y in g["moves"][done:ply]:
+            for x, y in g.moves[done:ply]:
                 b.push(b.index(x, y))
             done = ply
-            yield row, i, b, list(g["moves"][ply]), list(rapfi)
+            yield row, i, b, list(g.moves[ply]), list(rapfi)
 
 
 def values_after(ev: Any, b: Any, moves: List[Any], symmetric: bool = True) -> List[float]:
@@ -140,11 +139,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     for row, g, colour, points in annotated_games(args.annotations, args.player):
         games += 1
         res = "win" if points == 1.0 else "loss" if points == 0.0 else "draw"
-        tag = f"{res}-{colour}-{g['opening_plies']}"
+        tag = f"{res}-{colour}-{g.opening_plies}"
         src = Path(row["key"].rsplit("#", 1)[0])
         run = "run " + src.parent.name + "/" + src.name.replace("-results.jsonl.xz", "")
         for ply, mv in zip(row["plies"], row["moves"]):
-            agree[tag].append(int(list(g["moves"][ply]) == list(mv)))
+            agree[tag].append(int(list(g.moves[ply]) == list(mv)))
             agree["all"].append(agree[tag][-1])
             agree[run].append(agree[tag][-1])
         if res == "loss":
@@ -153,8 +152,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                 lost_without_drop += 1
             else:
                 found = row["plies"][i]
-                drops.append((g["moves"][:found], list(g["moves"][found]), list(row["moves"][i])))
-                first_drop_ply.append(found - g["opening_plies"])
+                drops.append((g.moves[:found], list(g.moves[found]), list(row["moves"][i])))
+                first_drop_ply.append(found - g.opening_plies)
     out = {
         "positions": len(agree["all"]), "games": games,
         "agreement": {k: {"positions": len(v), "same_move": round(sum(v) / len(v), 3)}

@@ -36,7 +36,7 @@ def first_drops(path: str, player: str, drop: float) -> List[Tuple[List[List[int
         if i is not None:
             ev = teacher_eval(row["evals"][i])
             assert ev is not None   # a drop needs an evaluation on both sides
-            out.append((g["moves"][:row["plies"][i]], row["moves"][i], ev))
+            out.append(([list(m) for m in g.moves[:row["plies"][i]]], row["moves"][i], ev))
     return out
 
 

@@ -33,8 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 from gomoku_ai.board import Board  # noqa: E402
 from gomoku_ai.training import dataset  # noqa: E402
 from gomoku_ai.training.teacher import opening_shape  # noqa: E402
-from tools.train.annotate import (SourceGame, answer_eval, game_positions, game_record_positions,  # noqa: E402
-                                  read_annotations, read_games)
+from tools.train.annotate import (SourceGame, annotated_games, answer_eval, game_positions,  # noqa: E402
+                                  game_record_positions)
 
 
 def successor_positions(g: SourceGame, ann: Dict[str, Any], eval_weight: float, eval_scale: float
@@ -106,12 +106,6 @@ def rapfi_after_positions(g: SourceGame, ann: Dict[str, Any], eval_scale: float,
                              last=np.array(last, np.int16), move=np.full(n, -1, np.int16),
                              z=np.array(z, np.float32), zw=np.ones(n, np.float32), game=np.zeros(n, np.int32),
                              pi=np.stack(pis))
-
-
-def annotated_games(path: Path, size: int) -> Tuple[Dict[str, Dict[str, Any]], List[SourceGame]]:
-    """An annotations file's answers by game key, and the games they annotate (from their results files)."""
-    anns = read_annotations(path)
-    return anns, [g for g in read_games(sorted({k.rsplit("#", 1)[0] for k in anns}), size) if g.key in anns]
 
 
 def shapes_of(games: List[SourceGame]) -> List[Any]:
