@@ -7,7 +7,7 @@
 # schedule run over the time (--time-schedule: 70 minutes, so that the rate ends low on a CPU of any speed).
 set -euo pipefail
 D=runs/data
-DATA=$(sed -n 's/.*--data\(.*\) \\$/\1/p' $D/burst.sh | head -1)
+DATA=$(cat $D/shards.txt)    # written by burst_data.sh: the burst's --data list
 .venv/bin/python -m tools.train.gpu_burst --data $DATA \
     --repeat $D/dagger15y/train.npz=10 --repeat $D/ann20-s46.npz=4 --repeat $D/ann20-s48.npz=4 \
     --blocks 5 --channels 48 --batch 256 --lr 3e-4 --warmup 500 --steps 100000 \

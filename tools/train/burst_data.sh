@@ -8,7 +8,8 @@
 # Writes $D (default runs/data): one packed shard per teacher run of checkpoints/teacher*/ (each
 # archive unpacked under runs/ and packed as its README says; a shard already in $D is kept), copies of
 # the shards committed packed (teacher15e, teacher20e/f, teacher20-edge, ann20-s46, ann20-s48), the DAgger shards
-# of sessions 47-49 ($D/dagger15 from checkpoints/ann15-s46; $D/dagger15y, the burst's, with ann15-s48 and ann15-s49 too) and $D/burst.sh, the command to run there.
+# of sessions 47-49 ($D/dagger15 from checkpoints/ann15-s46; $D/dagger15y, the burst's, with ann15-s48 and ann15-s49 too),
+# $D/shards.txt (the --data list) and $D/burst.sh, the command to run there.
 # Then it prints what would travel to the device and the exact calls. Needs .venv (make .venv/.installed-test).
 # Environment: D (output folder), SECONDS_TRAIN (the burst's training seconds; default 480).
 set -euo pipefail
@@ -69,24 +70,29 @@ done
 # session 47's DAgger shard (Rapfi's answers in our 15x15 games and the positions around them), kept for
 # held_out_view.py; then with sessions 48 and 49's annotations too (800 more games): the burst's DAgger
 # shard, dagger15's held-out openings still left out (--shapes-from), so that its held-out measure stays fair
-# dagger NAME ANNOTATIONS [dagger_pack options...]: $D/NAME/train.npz packed from ANNOTATIONS (kept if there)
+# dagger NAME ANNOTATIONS [dagger_pack options...]: $D/NAME/train.npz packed from ANNOTATIONS, kept only when
+# $D/NAME/inputs.sha256 says it was packed from the same annotations, options and dagger_pack.py
 dagger() {
-  local name=$1 anns=$2
+  local name=$1 anns=$2 stamp
   shift 2
-  if [ -s "$D/$name/train.npz" ]; then echo "kept   $D/$name/train.npz"; return; fi
-  "$PY" benchmarks/results/s47/dagger_pack.py "$anns" --out "$D/$name" \
-      --rapfi-after models/freestyle-5x48-mix "$@" >/dev/null
+  local opts=(--rapfi-after models/freestyle-5x48-mix "$@")
+  stamp=$({ printf '%s\n' "${opts[@]}"; cat "$anns" benchmarks/results/s47/dagger_pack.py; } | sha256sum | cut -d' ' -f1)
+  if [ -s "$D/$name/train.npz" ] && [ "$(cat "$D/$name/inputs.sha256" 2>/dev/null)" = "$stamp" ]; then
+    echo "kept   $D/$name/train.npz"; return
+  fi
+  "$PY" benchmarks/results/s47/dagger_pack.py "$anns" --out "$D/$name" "${opts[@]}" >/dev/null
+  echo "$stamp" > "$D/$name/inputs.sha256"
   echo "packed $D/$name/train.npz"
 }
 xzcat "$C/ann15-s46/annotations.jsonl.xz" > runs/ann15-s46.jsonl
 dagger dagger15 runs/ann15-s46.jsonl
-# (the shard's name changes with its inputs, so that a shard of fewer annotations is never kept)
 { cat runs/ann15-s46.jsonl; xzcat "$C/ann15-s48/annotations.jsonl.xz" "$C/ann15-s49/annotations.jsonl.xz"; } \
     > runs/ann15-s46-s49.jsonl
 dagger dagger15y runs/ann15-s46-s49.jsonl --shapes-from runs/ann15-s46.jsonl
 use dagger15y/train.npz
 # the device side: one 5x48 from the shipped network's checkpoint, 30 % of the batches 20x20, the
 # DAgger shards weighed as sessions 27 and 47 say; the results come back through $OUT
+echo "$data" > "$D/shards.txt"    # the --data list, for the burst and for CPU runs of its recipe (checkpoints/cpu-s50)
 cat > "$D/burst.sh" <<EOF
 #!/usr/bin/env bash
 # written by tools/train/burst_data.sh: the GPU burst, run from the repository root on the device
