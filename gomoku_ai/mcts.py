@@ -1129,13 +1129,14 @@ class MCTS:
         return pv
 
     def top_moves(self, k: int = 5) -> List[Tuple[int, int, float, float]]:
-        """Up to ``k`` root children as (move, visits, Q for the side to move, prior), best first (by
-        visits; by the lower confidence bound where ``cfg.lcb_z`` > 0, see :func:`root_order`)."""
+        """Up to ``k`` root children as (move, visits, Q for the side to move, prior), best first in
+        :func:`root_order`'s order, the one :meth:`best_move` plays by (visits, ties by Q, proven losses
+        last; the lower confidence bound where ``cfg.lcb_z`` > 0), so that the first is the move
+        played unless the root is proven."""
         root = self.root
         if root is None or not root.expanded:
             return []
-        order = (root_order(root.N, root.Q, self.cfg) if self.cfg.lcb_z > 0
-                 else np.argsort(-root.N, kind="stable"))[:k]
+        order = root_order(root.N, root.Q, self.cfg)[:k]
         return [(int(root.moves[i]), int(root.N[i]), float(np.clip(root.Q[i], -1, 1)),
                  float(root.P[i])) for i in order]
 

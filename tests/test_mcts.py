@@ -969,6 +969,21 @@ def test_best_move_is_the_most_visited_without_lcb() -> None:
     assert [t[0] for t in m.top_moves(3)] == [int(x) for x in m.root.moves[:3]]
 
 
+@pytest.mark.parametrize("N,Q,first", [
+    ([40, 40, 5], [0.1, 0.3, 0.0], 1),          # a tie in visits: the higher value
+    ([100, 30, 5], [LOSS_Q, 0.2, 0.0], 1),      # the most visited is a proven loss: it goes last
+])
+def test_the_first_candidate_is_the_move_played_without_lcb(N: Sequence[float], Q: Sequence[float],
+                                                            first: int) -> None:
+    """``top_moves`` ranks as ``best_move`` chooses (the player's candidates[0] is the move it plays;
+    ranking by visits alone broke ties by index and kept a proven loss first)."""
+    m = _root_with(MCTSConfig(), N, Q)
+    order = [t[0] for t in m.top_moves(len(m.root.moves))]
+    assert m.best_move() == order[0] == int(m.root.moves[first])
+    if Q[0] <= LOSS_Q:
+        assert order[-1] == int(m.root.moves[0])
+
+
 def test_lcb_selection_plays_a_better_valued_move_with_enough_visits() -> None:
     # lcb_z 0.5: child 0 scores 0.0 - 0.5/10 = -0.05, child 1 0.2 - 0.5/sqrt(30) = +0.109; child 2
     # (Q 0.9) has 5 visits, under lcb_min_share 0.1 of the 100 of the most visited: not eligible

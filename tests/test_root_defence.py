@@ -570,9 +570,10 @@ def test_the_quiet_search_goes_on_when_it_keeps_the_move(monkeypatch: pytest.Mon
     soft budget) and its choice then is played; when it changes the move, there is no second call
     and the changed move is played."""
     from gomoku_ai import player as P
-    # the search stops 200 ms early (half the 400 ms budget; the default 40 ms would leave a loaded
-    # machine 25 ms of overrun before the resume, RESUME_MIN_MS, is skipped)
+    # the search stops 200 ms early (half the 400 ms budget); the resume is not skipped however late a
+    # loaded machine's first search ends (that skip, RESUME_MIN_MS, is the next test's)
     monkeypatch.setenv("PYGOMOKU_QUIET", "time_share=0.5,cap_ms=300")
+    monkeypatch.setattr(P, "RESUME_MIN_MS", float("-inf"))
     b = Board(15)
     for name in ("h8", "i9", "h9", "h10", "g10"):
         b.push(b.parse(name))
@@ -604,7 +605,8 @@ def test_the_quiet_search_does_not_go_on_after_a_checked_move_or_when_told_not_t
         monkeypatch: pytest.MonkeyPatch) -> None:
     """``_quiet_search`` resumes the search only when the move it keeps is the tree's most visited
     (not one the check under threat chose instead: a resumed search would give the refuted move
-    back) and ``resume`` is set (``think`` clears it under threat and with a visit limit)."""
+    back), ``resume`` is set (``think`` clears it under threat and with a visit limit) and
+    :data:`~gomoku_ai.player.RESUME_MIN_MS` or more of the soft budget is left."""
     from gomoku_ai import player as P
     from gomoku_ai.mcts import SearchStats
     monkeypatch.setenv("PYGOMOKU_QUIET", "0")
@@ -622,7 +624,11 @@ def test_the_quiet_search_does_not_go_on_after_a_checked_move_or_when_told_not_t
     checked = P._play_candidate(info, info.candidates[1])
     assert P._quiet_search(p, b, checked, SearchStats(), t0, 400.0, None, None, None, True) is checked
     assert P._quiet_search(p, b, info, SearchStats(), t0, 400.0, None, None, None, False) is info
+    # less than RESUME_MIN_MS (15 ms) left of the soft budget: no resume
+    late = time.perf_counter() - (400.0 - P.RESUME_MIN_MS + 5.0) / 1000.0
+    assert P._quiet_search(p, b, info, SearchStats(), late, 400.0, None, None, None, True) is info
     assert not calls
+    t0 = time.perf_counter()
     P._quiet_search(p, b, info, SearchStats(), t0, 400.0, None, None, None, True)
     assert len(calls) == 1 and calls[0]["deadline"] == pytest.approx(t0 + 0.4)
 
