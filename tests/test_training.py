@@ -139,6 +139,11 @@ def test_training_learns_and_resumes(tmp_path: Path) -> None:
     log = [json.loads(line) for line in (tmp_path / "run" / "log.jsonl").read_text().splitlines()]
     steps = [r for r in log if "policy_loss" in r]
     assert steps[-1]["policy_loss"] < steps[0]["policy_loss"]
+    # the start's validation row comes first; the trained network's held-out loss is below it
+    start, final = log[0], log[-1]
+    assert start["step"] == 0 and start.get("start") and "policy_loss" not in start and not start.get("best")
+    assert final["final"] and final["val_policy_loss"] < start["val_policy_loss"]
+    assert [r["step"] for r in log if r.get("start")] == [0]
     # resume: a new Trainer on the same folder continues from step 60
     cfg2 = TrainConfig(**{**cfg.__dict__, "steps": 80})
     tr2 = Trainer(cfg2, tmp_path / "run")
@@ -147,6 +152,9 @@ def test_training_learns_and_resumes(tmp_path: Path) -> None:
         assert torch.equal(a, b)
     tr2.fit(pos)
     assert load_checkpoint(tmp_path / "run" / "checkpoint.pt")["step"] == 80
+    # the resumed run logs no second start row
+    log = [json.loads(line) for line in (tmp_path / "run" / "log.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in log if r.get("start")] == [0]
 
 
 def test_train_only_value_moves_the_value_head_and_nothing_else(tmp_path: Path) -> None:
@@ -585,6 +593,11 @@ def test_bf16_training_learns_and_keeps_float_weights_that_export(tmp_path: Path
     log = [json.loads(line) for line in (tmp_path / "run" / "log.jsonl").read_text().splitlines()]
     steps = [r for r in log if "policy_loss" in r]
     assert steps[-1]["policy_loss"] < steps[0]["policy_loss"]
+    # the start's validation row comes first; the trained network's held-out loss is below it
+    start, final = log[0], log[-1]
+    assert start["step"] == 0 and start.get("start") and "policy_loss" not in start and not start.get("best")
+    assert final["final"] and final["val_policy_loss"] < start["val_policy_loss"]
+    assert [r["step"] for r in log if r.get("start")] == [0]
     state = load_checkpoint(tmp_path / "run" / "checkpoint.pt")
     assert state["config"]["precision"] == "bf16"
     tensors = list(state["model"].values())

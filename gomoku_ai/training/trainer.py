@@ -520,6 +520,7 @@ class Trainer:
         checkpoints along the way. Each validation pass that beats the best so far (policy loss +
         ``value_weight`` x value loss, on the held-out games) also writes ``best.pt`` beside the
         checkpoint: a long run on little data keeps the network from before its value head overfits.
+        A run from step 0 with ``cfg.val_every`` logs the validation of its start first (``"start"``).
 
         ``pos`` may be several sets of different board sizes (the network is fully convolutional):
         each batch is drawn from one size, chosen by ``cfg.size_shares``."""
@@ -527,6 +528,12 @@ class Trainer:
         groups = self._groups(pos)
         shares = np.array([g.share for g in groups])
         rng = np.random.default_rng(cfg.seed + self.step)
+        if self.step == 0 and cfg.val_every:
+            # the start's row (a fine-tune's first figures are its network's before it): logged, not
+            # kept as best.pt, and not charged to the time schedule
+            start = self._validate(groups)
+            if start:
+                self._log({"step": 0, "start": True, **start})
         self._train_mode()
         t0 = time.perf_counter()
         t_log = t0
