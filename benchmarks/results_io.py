@@ -37,10 +37,18 @@ def lost_by(rows: List[Dict[str, Any]], player: str) -> List[Dict[str, Any]]:
 
 
 def player_points(row: Dict[str, Any], player: str) -> Optional[Tuple[str, float]]:
-    """``(colour, points)`` of ``player`` in one game row: its colour ("black" / "white") and its
-    score (1, 0.5 for a draw or no winner, 0); None when it did not play that game. A row without
-    the fields raises KeyError (the callers name the file and row)."""
-    colour = "black" if row["black"] == player else "white" if row["white"] == player else None
+    """``(colour, points)`` of ``player`` in one game row (:func:`colour_points` of its ``black``,
+    ``white`` and ``winner``). A row without the fields raises KeyError (the callers name the file
+    and row)."""
+    return colour_points(row["black"], row["white"], row["winner"], player)
+
+
+def colour_points(black: str, white: str, winner: Optional[str],
+                  player: str) -> Optional[Tuple[str, float]]:
+    """``(colour, points)`` of ``player`` in a game between ``black`` and ``white`` that ``winner``
+    ("black", "white", "draw" or None) won: its colour and its score (1, 0.5 for a draw or no winner,
+    0); None when it did not play that game."""
+    colour = "black" if black == player else "white" if white == player else None
     if colour is None:
         return None
-    return colour, 0.5 if row["winner"] in (None, "draw") else 1.0 if row["winner"] == colour else 0.0
+    return colour, 0.5 if winner in (None, "draw") else 1.0 if winner == colour else 0.0

@@ -97,3 +97,15 @@ def test_several_comparisons_pool_their_pairs(tmp_path: Path, capsys) -> None:
     assert "comparisons" not in json.loads(capsys.readouterr().out)
     with pytest.raises(SystemExit, match="two by two"):
         paired.main([f"{a1}:A", f"{b1}:B", f"{a2}:A"])
+
+
+@pytest.mark.parametrize("winner,black_points", [("black", 1.0), ("white", 0.0), ("draw", 0.5), (None, 0.5)])
+def test_one_scorer_counts_a_game_for_either_side(winner: Optional[str], black_points: float) -> None:
+    """``results_io.colour_points`` (what ``player_points`` reads a results row with, and what session
+    scripts score a game without a row by): colour and points of either player, None for a third."""
+    import results_io
+    assert results_io.colour_points("a", "b", winner, "a") == ("black", black_points)
+    assert results_io.colour_points("a", "b", winner, "b") == ("white", 1.0 - black_points)
+    assert results_io.colour_points("a", "b", winner, "c") is None
+    row = {"black": "a", "white": "b", "winner": winner}
+    assert results_io.player_points(row, "b") == results_io.colour_points("a", "b", winner, "b")

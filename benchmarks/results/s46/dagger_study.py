@@ -20,7 +20,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # benchmarks/: results_io
 
-from results_io import player_points  # noqa: E402
+from results_io import colour_points  # noqa: E402
 
 from tools.train.annotate import SourceGame, answer_eval  # noqa: E402
 from tools.train.annotate import annotated_games as read_annotated  # noqa: E402
@@ -37,7 +37,7 @@ def annotated_games(path: str, player: str) -> Iterator[Tuple[Dict[str, Any], So
     by_key = {g.key: g for g in games}
     for key, row in anns.items():
         g = by_key[key]
-        played = player_points({"black": g.black, "white": g.white, "winner": g.winner}, player)
+        played = colour_points(g.black, g.white, g.winner, player)
         assert played is not None, f"{key}: {player} did not play this game"
         yield row, g, played[0], played[1]
 
