@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# session 51: the default (HEAD, /tmp/wt51) and cpu-s51 side by side, one core each, AIWine then Rapfi 100k
+set -u
+cd /work/main
+S=$HOME/sparring; PY=/work/main/.venv/bin/python
+P15="--size 15 --transform --openings ../shared/data/openings/piskvork_openings.txt --openings-order random"
+CAND="--model /work/main/runs/cpu-s51/cpu-s51"
+run() {  # core name opp-args seed extra
+  taskset -c $1 .venv/bin/gomoku tournament --tc 0/1 -j 1 --no-live --quiet cmd="$PY /tmp/wt51/engine.py $5" name=ours \
+    option.show_detail=2 $3 $P15 --games 100 --seed $4 --out runs/s51/$2 > runs/s51/$2.log 2>&1
+}
+AIW="cmd=$S/pbrain-wine name=aiwine"
+R100="cmd=$S/rapfi/build/pbrain-rapfi name=rapfi100k nodes=100000"
+run 0 aiwine-15-4112 "$AIW" 4112 "" & run 1 cand-aiwine-15-4112 "$AIW" 4112 "$CAND" & wait
+run 0 r100k-15-4113 "$R100" 4113 "" & run 1 cand-r100k-15-4113 "$R100" 4113 "$CAND" & wait
+echo done > runs/s51/matches.done
