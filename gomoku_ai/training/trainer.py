@@ -514,6 +514,14 @@ class Trainer:
             g.share = share
         return groups
 
+    def _log_start(self, groups: Sequence[_Group]) -> None:
+        """At step 0 with ``cfg.val_every``: log the validation of the start (``"start"``; a fine-tune's
+        first figures are its network's before it), not kept as best.pt."""
+        if self.step == 0 and self.cfg.val_every:
+            start = self._validate(groups)
+            if start:
+                self._log({"step": 0, "start": True, **start})
+
     def fit(self, pos: Union[Positions, Sequence[Positions]],
             stop_after_s: Optional[float] = None) -> Dict[str, Any]:
         """Train until ``cfg.steps`` (or ``stop_after_s`` seconds, or ``cfg.schedule_seconds``);
@@ -528,12 +536,7 @@ class Trainer:
         groups = self._groups(pos)
         shares = np.array([g.share for g in groups])
         rng = np.random.default_rng(cfg.seed + self.step)
-        if self.step == 0 and cfg.val_every:
-            # the start's row (a fine-tune's first figures are its network's before it): logged, not
-            # kept as best.pt, and not charged to the time schedule
-            start = self._validate(groups)
-            if start:
-                self._log({"step": 0, "start": True, **start})
+        self._log_start(groups)
         self._train_mode()
         t0 = time.perf_counter()
         t_log = t0
