@@ -7,6 +7,7 @@ import math
 import json
 import random
 from pathlib import Path
+from typing import Any, Dict, List
 
 import numpy as np
 import pytest
@@ -130,6 +131,15 @@ def _tiny_positions(n_games: int = 40, seed: int = 0, size: int = 9) -> Position
     return positions_from_games(games)
 
 
+def _assert_start_row_first(log: List[Dict[str, Any]]) -> None:
+    """The start's validation row comes first (step 0, not best.pt, no training losses), once; the
+    trained network's held-out policy loss is below it."""
+    start, final = log[0], log[-1]
+    assert start["step"] == 0 and start.get("start") and "policy_loss" not in start and not start.get("best")
+    assert final["final"] and final["val_policy_loss"] < start["val_policy_loss"]
+    assert [r["step"] for r in log if r.get("start")] == [0]
+
+
 def test_training_learns_and_resumes(tmp_path: Path) -> None:
     pos = _tiny_positions()
     cfg = TrainConfig(steps=60, batch_size=64, lr=3e-3, warmup_steps=5, log_every=20,
@@ -139,11 +149,7 @@ def test_training_learns_and_resumes(tmp_path: Path) -> None:
     log = [json.loads(line) for line in (tmp_path / "run" / "log.jsonl").read_text().splitlines()]
     steps = [r for r in log if "policy_loss" in r]
     assert steps[-1]["policy_loss"] < steps[0]["policy_loss"]
-    # the start's validation row comes first; the trained network's held-out loss is below it
-    start, final = log[0], log[-1]
-    assert start["step"] == 0 and start.get("start") and "policy_loss" not in start and not start.get("best")
-    assert final["final"] and final["val_policy_loss"] < start["val_policy_loss"]
-    assert [r["step"] for r in log if r.get("start")] == [0]
+    _assert_start_row_first(log)
     # resume: a new Trainer on the same folder continues from step 60
     cfg2 = TrainConfig(**{**cfg.__dict__, "steps": 80})
     tr2 = Trainer(cfg2, tmp_path / "run")
@@ -593,11 +599,7 @@ def test_bf16_training_learns_and_keeps_float_weights_that_export(tmp_path: Path
     log = [json.loads(line) for line in (tmp_path / "run" / "log.jsonl").read_text().splitlines()]
     steps = [r for r in log if "policy_loss" in r]
     assert steps[-1]["policy_loss"] < steps[0]["policy_loss"]
-    # the start's validation row comes first; the trained network's held-out loss is below it
-    start, final = log[0], log[-1]
-    assert start["step"] == 0 and start.get("start") and "policy_loss" not in start and not start.get("best")
-    assert final["final"] and final["val_policy_loss"] < start["val_policy_loss"]
-    assert [r["step"] for r in log if r.get("start")] == [0]
+    _assert_start_row_first(log)
     state = load_checkpoint(tmp_path / "run" / "checkpoint.pt")
     assert state["config"]["precision"] == "bf16"
     tensors = list(state["model"].values())

@@ -71,12 +71,14 @@ done
 # held_out_view.py; then with sessions 48 and 49's annotations too (800 more games): the burst's DAgger
 # shard, dagger15's held-out openings still left out (--shapes-from), so that its held-out measure stays fair
 # dagger NAME ANNOTATIONS [dagger_pack options...]: $D/NAME/train.npz packed from ANNOTATIONS, kept only when
-# $D/NAME/inputs.sha256 says it was packed from the same annotations, options and dagger_pack.py
+# $D/NAME/inputs.sha256 says it was packed from the same annotations, options, dagger_pack.py and
+# --rapfi-after network (its float graph, which gives the priors)
 dagger() {
   local name=$1 anns=$2 stamp
   shift 2
   local opts=(--rapfi-after models/freestyle-5x48-mix "$@")
-  stamp=$({ printf '%s\n' "${opts[@]}"; cat "$anns" benchmarks/results/s47/dagger_pack.py; } | sha256sum | cut -d' ' -f1)
+  stamp=$({ printf '%s\n' "${opts[@]}"; cat "$anns" benchmarks/results/s47/dagger_pack.py models/freestyle-5x48-mix.onnx; } \
+      | sha256sum | cut -d' ' -f1)
   if [ -s "$D/$name/train.npz" ] && [ "$(cat "$D/$name/inputs.sha256" 2>/dev/null)" = "$stamp" ]; then
     echo "kept   $D/$name/train.npz"; return
   fi
