@@ -264,6 +264,16 @@ class RayPool(Pool):
             self._learn_where(a)
         return {a.name: a.node_id for a in self._actors.values() if a.node_id}
 
+    def running_workers(self) -> List[str]:
+        """Names of the actors whose task is still running (handed out, its result not ready yet;
+        for tests and diagnostics: a task that has ended but is not collected is not listed)."""
+        refs = {a.ref: a.name for a in self._actors.values() if a.job is not None}
+        if not refs:
+            return []
+        ready, _ = self._ray.wait(list(refs), num_returns=len(refs), timeout=0, fetch_local=False)
+        done = set(ready)
+        return sorted(name for ref, name in refs.items() if ref not in done)
+
     def share(self, obj: Any) -> Shared:
         return Shared(self._ray.put(obj), is_ref=True)
 
