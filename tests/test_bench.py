@@ -12,7 +12,7 @@ def test_bench_search_includes_the_shipped_network(capsys) -> None:
     out = json.loads(capsys.readouterr().out)
     by = {r["evaluator"]: r for r in out["search"]}
     net = by["network"]
-    assert net["network"] == "freestyle-5x48-mix"
+    assert net["network"] == "freestyle15-5x48-ft"
     assert net["simulations"] >= 30 * net["positions"]
     assert net["simulations_per_s"] > 0 and net["bare_network_evals_per_s"] > 0
     assert net["evaluations_per_s_inside_search"] > 0

@@ -781,9 +781,9 @@ def test_200_moves_latency(engine):
 
 # ------------------------------------------------------------------------------------------ model by board size
 def test_board_size_chooses_the_shipped_network(monkeypatch):
-    """START 8 gets the 8x8 network, START 15 and START 20 the freestyle one (trained on both); a new size
-    that uses the same network (15 -> 16 -> 20), RESTART and a repeated START keep the player; a new rule
-    makes a new one."""
+    """START 8, START 15 and START 20 get their own networks, START 16 and START 17 the freestyle one
+    (trained on 15x15 and 20x20); a new size that uses the same network (16 -> 17), RESTART and a
+    repeated START keep the player; a new rule makes a new one."""
     import io
     from gomoku_ai.rules import Rule
     from protocol.brain import Brain, DefaultPlayers, player_source
@@ -797,17 +797,19 @@ def test_board_size_chooses_the_shipped_network(monkeypatch):
             made.append((rule, width, height, p.evaluator.network.basename.name))
             return p
 
-    script = ("START 15\nSTART 16\nSTART 20\nSTART 8\nRESTART\nSTART 8\nSTART 15\nINFO rule 1\n"
-              "RECTSTART 8,8\n")
+    script = ("START 15\nSTART 16\nSTART 17\nSTART 20\nSTART 8\nRESTART\nSTART 8\nSTART 15\n"
+              "INFO rule 1\nRECTSTART 8,8\n")
     out = io.BytesIO()
     brain = Brain(io.BytesIO(script.encode()), out, player_factory=Recording())
     assert brain.run() == 0
-    assert out.getvalue().decode().split() == ["OK"] * 8
-    # 16x16 keeps the 15x15 player (the same network); 20x20 has its own ("freestyle@20x20")
-    assert made == [(Rule.FREESTYLE, 15, 15, "freestyle-5x48-mix"),
+    assert out.getvalue().decode().split() == ["OK"] * 9
+    # 15x15 and 20x20 have their own ("freestyle@15x15", "freestyle@20x20"); 17x17 keeps the 16x16
+    # player (the same network, "freestyle")
+    assert made == [(Rule.FREESTYLE, 15, 15, "freestyle15-5x48-ft"),
+                    (Rule.FREESTYLE, 16, 16, "freestyle-5x48-mix"),
                     (Rule.FREESTYLE, 20, 20, "freestyle20-5x48-ft2"),
                     (Rule.FREESTYLE, 8, 8, "gomoku8-4x32"),
-                    (Rule.FREESTYLE, 15, 15, "freestyle-5x48-mix"),
+                    (Rule.FREESTYLE, 15, 15, "freestyle15-5x48-ft"),
                     (Rule.STANDARD, 15, 15, "freestyle15-4x32")]   # index: "standard" before freestyle@8x8
     assert player_source(brain.player).endswith("freestyle15-4x32, onnx-int8")   # its int8 graph
 

@@ -657,7 +657,8 @@ def test_shipped_repository_index_picks_by_rule_and_size(monkeypatch):
         monkeypatch.delenv(var, raising=False)
     assert models_dir() == ROOT / "models"
     assert default_model(Rule.FREESTYLE, 8).name == "gomoku8-4x32"
-    assert default_model(Rule.FREESTYLE, 15).name == "freestyle-5x48-mix"
+    assert default_model(Rule.FREESTYLE, 15).name == "freestyle15-5x48-ft"    # its 15x15 fine-tune
+    assert default_model(Rule.FREESTYLE, 16).name == "freestyle-5x48-mix"     # other sizes: "freestyle"
     assert default_model(Rule.FREESTYLE, 20).name == "freestyle20-5x48-ft2"   # its 20x20 fine-tune
     assert default_model(Rule.FREESTYLE, 20, 15).name == "freestyle-5x48-mix"
     assert default_model(Rule.STANDARD, 20).name == "freestyle15-4x32"        # "standard" first
@@ -669,6 +670,7 @@ def test_shipped_repository_index_picks_by_rule_and_size(monkeypatch):
     assert sizes["gomoku10-4x32"] == [[10, 10]] and sizes["freestyle15-4x32-sp"] == [[15, 15]]
     assert sizes["freestyle15-5x48-sl"] == [[15, 15]]
     assert sizes["freestyle-5x48-mix"] == [[15, 15], [20, 20]]
+    assert sizes["freestyle15-5x48-ft"] == [[15, 15]]
     assert sizes["freestyle20-5x48-ft"] == [[20, 20], [15, 15]]
     assert sizes["freestyle20-5x48-ft2"] == [[20, 20], [15, 15]]
     assert sizes["freestyle20-4x32-sp"] == [[20, 20]]

@@ -69,8 +69,11 @@ def raw_exchange(port: int, data: bytes, wait_s: float = 5.0) -> bytes:
 
 
 def _default_net() -> dict:
-    """The description (json) of the network the shipped index names for freestyle."""
-    name = json.loads((ROOT / "models" / "index.json").read_text())["freestyle"]
+    """The description (json) of the network the shipped index gives freestyle on 15x15 (the
+    requests' default board), resolved as the server resolves it (``freestyle@15x15`` first)."""
+    from gomoku_ai.rules import Rule
+    from gomoku_ai.shipped import default_model
+    name = default_model(Rule.FREESTYLE, 15).name
     return json.loads((ROOT / "models" / f"{name}.json").read_text())
 
 

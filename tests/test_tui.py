@@ -378,7 +378,7 @@ def test_gomoku_play_default_network_follows_the_board_size(shipped_models):
     rc, text = _play(["--size", "8", "--visits", "5"])
     assert rc == 0 and "Engine: gomoku8-4x32, 5 visits" in text
     rc, text = _play(["--size", "15", "--visits", "5"])
-    assert rc == 0 and "Engine: freestyle-5x48-mix, 5 visits" in text
+    assert rc == 0 and "Engine: freestyle15-5x48-ft, 5 visits" in text
     rc, text = _play(["--size", "8", "--rule", "renju", "--visits", "5"])   # index: renju -> the 15x15 one
     assert rc == 0 and "Engine: freestyle15-4x32, 5 visits" in text
 
@@ -402,7 +402,7 @@ def test_gomoku_play_threads_puts_the_network_in_a_worker_process(shipped_models
         p.close()
     assert PlayerFactory()(Rule.FREESTYLE, 15).worker is None
     rc, text = _play(["--threads", "2", "--color", "none", "--max-moves", "3", "--time", "0.2"])
-    assert rc == 0 and "Engine: freestyle-5x48-mix" in text
+    assert rc == 0 and "Engine: freestyle15-5x48-ft" in text
     with pytest.raises(SystemExit) as e:
         _play(["--threads", "0"])
     assert e.value.code == 2
@@ -416,10 +416,15 @@ def test_new_game_on_another_size_switches_the_network(shipped_models):
 
     def net():
         return ui.player.evaluator.network.basename.name
-    assert net() == "freestyle-5x48-mix"
+    assert net() == "freestyle15-5x48-ft"
     p15 = ui.player
+    ui.cmd_new(["15"])
+    assert ui.player is p15                       # the same size: the player is kept
     ui.cmd_new(["16"])
-    assert ui.player is p15                       # same network for 16x16: the player is kept
+    assert net() == "freestyle-5x48-mix" and "freestyle-5x48-mix" in ui.view.engine   # "freestyle"
+    p16 = ui.player
+    ui.cmd_new(["17"])
+    assert ui.player is p16                       # same network for 17x17: the player is kept
     ui.cmd_new(["20"])
     assert net() == "freestyle20-5x48-ft2" and "freestyle20-5x48-ft2" in ui.view.engine   # its own
     ui.cmd_new(["8"])
