@@ -73,8 +73,9 @@ def _default_net() -> dict:
     requests' default board), resolved as the server resolves it (``freestyle@15x15`` first)."""
     from gomoku_ai.rules import Rule
     from gomoku_ai.shipped import default_model
-    name = default_model(Rule.FREESTYLE, 15).name
-    return json.loads((ROOT / "models" / f"{name}.json").read_text())
+    base = default_model(Rule.FREESTYLE, 15)
+    assert base is not None, "no shipped model for freestyle 15x15"
+    return json.loads(base.with_name(base.name + ".json").read_text())
 
 
 DEFAULT_NET = _default_net()
