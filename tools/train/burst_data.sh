@@ -74,10 +74,10 @@ done
 # $D/NAME/inputs.sha256 says it was packed from the same annotations, options, dagger_pack.py and
 # --rapfi-after network (its float graph, which gives the priors)
 dagger() {
-  local name=$1 anns=$2 stamp
+  local name=$1 anns=$2 stamp priors=models/freestyle-5x48-mix
   shift 2
-  local opts=(--rapfi-after models/freestyle-5x48-mix "$@")
-  stamp=$({ printf '%s\n' "${opts[@]}"; cat "$anns" benchmarks/results/s47/dagger_pack.py models/freestyle-5x48-mix.onnx; } \
+  local opts=(--rapfi-after "$priors" "$@")
+  stamp=$({ printf '%s\n' "${opts[@]}"; cat "$anns" benchmarks/results/s47/dagger_pack.py "$priors.onnx"; } \
       | sha256sum | cut -d' ' -f1)
   if [ -s "$D/$name/train.npz" ] && [ "$(cat "$D/$name/inputs.sha256" 2>/dev/null)" = "$stamp" ]; then
     echo "kept   $D/$name/train.npz"; return
